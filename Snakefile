@@ -15,6 +15,7 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/theory.smk"
+include: "workflow/rules/train.smk"
 
 
 rule all:

@@ -5,12 +5,16 @@ key, file and line) and then validated by Snakemake's validate() against the sam
 before any job is scheduled.
 """
 
+import json
+import os
+import shlex
 import sys
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from grpo_repro import config as cfg
+from grpo_repro.data import n_epoch_prompts
 from grpo_repro.schedule import checkpoint_steps
 
 try:
@@ -22,6 +26,12 @@ validate(config, str(cfg.SCHEMA_PATH))
 VARIANTS = list(config["variants"])
 RESULTS = "results"
 LOGS = "results/logs"
+ORGANISM = config["model"]["name_or_path"] is None
+if ORGANISM:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing to download: avoid ~25 s of hub retries
+REF_MODEL = f"{RESULTS}/models/ref" if ORGANISM else config["model"]["name_or_path"]
+N_EPOCH_PROMPTS = n_epoch_prompts(config)
+STEPS = checkpoint_steps(config["train"], N_EPOCH_PROMPTS)  # step 0 = pi_ref
 
 
 wildcard_constraints:
@@ -33,7 +43,43 @@ wildcard_constraints:
 def all_targets():
     """Every final artifact of the graph (extended as stages land)."""
     targets = theory_targets()
+    targets += train_targets()
     return targets
+
+
+def ref_model_input():
+    """pi_ref as a job input: the organism's SFT run, or nothing for a hub id / external path."""
+    return [f"{RESULTS}/models/ref_run.json"] if ORGANISM else []
+
+
+def grpo_prompts_file():
+    return f"{RESULTS}/data/train_pool.jsonl" if config["train"]["on_pool"] else f"{RESULTS}/data/train.jsonl"
+
+
+def train_launcher():
+    """plain python on one device; `accelerate launch` with one process per training GPU."""
+    n = config["train"]["devices"]
+    if n == 1:
+        return shlex.quote(sys.executable)
+    return f"{shlex.quote(sys.executable)} -m accelerate.commands.launch --num_processes {n}"
+
+
+def shell_quote(obj):
+    return shlex.quote(json.dumps(obj))
+
+
+def checkpoint_dir(variant, step):
+    """Model evaluated at (variant, step); step 0 is pi_ref for every variant."""
+    step = int(step)
+    return REF_MODEL if step == 0 else f"{RESULTS}/train/{variant}/checkpoints/step_{step}"
+
+
+def train_done(variant):
+    return f"{RESULTS}/train/{variant}/run.json"
+
+
+def train_targets():
+    return [train_done(v) for v in VARIANTS]
 
 
 def theory_targets():

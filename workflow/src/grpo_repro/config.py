@@ -61,10 +61,30 @@ def key_line(path: str | Path, keys: Iterable[Any]) -> int | None:
     return line
 
 
-def _where(keys: list, files: list[str | Path]) -> str:
+def _lookup(data, keys):
+    for k in keys:
+        try:
+            data = data[k]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return data
+
+
+_MISSING = object()
+
+
+def _where(keys: list, files: list[str | Path], config: dict | None = None) -> str:
+    """' (file:line)' of the file that set this key: the last one holding the value in `config`."""
+    value = _lookup(config, keys) if config is not None else _MISSING
     for f in reversed(files):
         line = key_line(f, keys)
-        if line is not None:
+        if line is None:
+            continue
+        try:
+            in_file = _lookup(yaml.safe_load(Path(f).read_text()), keys)
+        except (OSError, yaml.YAMLError):
+            in_file = _MISSING
+        if value is _MISSING or in_file == value:
             return f" ({f}:{line})"
     return ""
 
@@ -122,7 +142,7 @@ def check(config: dict, files: Iterable[str | Path] = ()) -> dict:
     if not errors:
         errors = cross_field_errors(config)
     if errors:
-        lines = [f"  config key '{_dotted(k)}'{_where(k, files)}: {msg}" for k, msg in errors]
+        lines = [f"  config key '{_dotted(k)}'{_where(k, files, config)}: {msg}" for k, msg in errors]
         raise ConfigError("invalid configuration:\n" + "\n".join(lines))
     return config
 

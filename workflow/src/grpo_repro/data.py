@@ -1,0 +1,59 @@
+"""Prompt sets of the experiment (Sec. 6): the training split, the held-out split and a fixed pool
+of training prompts that GRPO trains on (organism) or that evaluation tracks (paper), each record
+carrying its rendered prompt so that training and evaluation see the same text.
+"""
+
+from __future__ import annotations
+
+import random
+
+from grpo_repro.prompts import format_prompt
+
+
+def organism_records(config: dict) -> tuple[list[dict], list[dict]]:
+    from grpo_repro.organism.tasks import TaskSpec, generate
+
+    org, data = config["organism"], config["data"]
+    spec = TaskSpec(org["min_steps"], org["max_steps"], org["max_operand"], org["max_value"])
+    return generate(data["n_train"], data["n_test"], spec, seed=config["seed"])
+
+
+def gsm8k_records(config: dict) -> tuple[list[dict], list[dict]]:
+    from grpo_repro.gsm8k import load_gsm8k
+
+    data = config["data"]
+    train = load_gsm8k("train", data["gsm8k_train_path"], data["gsm8k_hub_id"], data["n_train"])
+    test = load_gsm8k("test", data["gsm8k_test_path"], data["gsm8k_hub_id"], data["n_test"])
+    return train, test
+
+
+def raw_records(config: dict) -> tuple[list[dict], list[dict]]:
+    return organism_records(config) if config["data"]["source"] == "organism" else gsm8k_records(config)
+
+
+def render(records: list[dict], prompt_cfg: dict, tokenizer=None) -> list[dict]:
+    return [{**r, "prompt": format_prompt(r["question"], prompt_cfg, tokenizer)} for r in records]
+
+
+def train_pool(train: list[dict], size: int | None, seed: int) -> list[dict]:
+    """A fixed, seeded pool of `size` training records (all of them when size is None)."""
+    if size is None or size >= len(train):
+        return list(train)
+    idx = sorted(random.Random(seed + 1).sample(range(len(train)), size))
+    return [train[i] for i in idx]
+
+
+GSM8K_TRAIN_SIZE = 7473  # openai/gsm8k, config main, split train (FORMULAS.md, Sec. 6)
+
+
+def n_epoch_prompts(config: dict) -> int:
+    """Prompts in one GRPO epoch, known before any job runs (the checkpoint schedule needs it)."""
+    data = config["data"]
+    if config["train"]["on_pool"] and data["train_pool"] is not None:
+        return data["train_pool"]
+    if data["n_train"] is not None:
+        return data["n_train"]
+    if data["source"] == "gsm8k" and data["gsm8k_train_path"]:
+        with open(data["gsm8k_train_path"]) as f:
+            return sum(1 for line in f if line.strip())
+    return GSM8K_TRAIN_SIZE

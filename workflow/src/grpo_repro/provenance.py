@@ -1,0 +1,52 @@
+"""Provenance written next to every artifact: the resolved configuration, package versions and
+input hashes, so that any difference between two runs can be traced."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = ("torch", "transformers", "trl", "accelerate", "datasets", "tokenizers", "numpy", "scipy",
+            "sympy", "pandas", "matplotlib", "snakemake", "grpo_repro")
+
+
+def versions() -> dict:
+    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def file_hash(path: str | Path) -> str:
+    """sha256 of a file, or of a directory's files (names and contents, sorted)."""
+    h = hashlib.sha256()
+    path = Path(path)
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for f in files:
+        h.update(str(f.relative_to(path) if path.is_dir() else f.name).encode())
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def record(config: dict, inputs=()) -> dict:
+    return {"config": config, "versions": versions(),
+            "inputs": {str(p): file_hash(p) for p in inputs if Path(p).exists()}}
+
+
+def write_json(path: str | Path, obj) -> None:
+    """Write JSON atomically (temp file, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, path)

@@ -1,0 +1,370 @@
+"""Batched sampling of many completions per prompt from a transformers causal LM (evaluation, Sec. 6:
+50 samples per question).
+
+`HFSampler` (CPU or GPU, any transformers causal LM with a DynamicCache):
+
+* many prompts per batch, left padded; attention mask and explicit position ids (cumsum of the mask)
+  so padding changes nothing;
+* each prompt is prefilled ONCE (last-position logits only) and its KV cache is repeated along the
+  batch dimension to its n samples (`DynamicCache.batch_repeat_interleave`), so the n samples share
+  the prompt's prefill;
+* KV-cached decoding; rows that emitted EOS stop costing compute: they are dropped from the batch
+  (cache, mask, positions: `batch_select_indices`) whenever a fraction `compact_fraction` of the
+  live batch has finished;
+* temperature / top-k / top-p (same order and semantics as transformers' logits warpers),
+  max_new_tokens, EOS handling (every id of generation_config.eos_token_id and the tokenizer's).
+
+Randomness: each prompt owns a torch.Generator seeded with its own seed (callers derive it with
+`derive_seed(seed, variant, step, split, prompt_id)`), which draws the uniforms of all its samples
+and positions up front: u[t, s] for position t of sample s. Token t of sample s is the inverse-CDF
+draw of u[t, s] under the (filtered) next-token distribution. A prompt's samples therefore depend on
+its seed only, not on which prompts share its batch, the batch size or when finished rows are
+dropped (up to floating-point differences of batched matmuls), and a rerun with the same seeds and
+batches reproduces them exactly.
+
+`VLLMSampler`: the same interface on vLLM (GPU), import-guarded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+
+def derive_seed(*parts) -> int:
+    """A 63-bit seed from any JSON-serialisable parts, e.g. derive_seed(0, "grpo", 60, "test", "test_00001").
+
+    sha256 of the JSON list of the parts: stable across processes and Python versions (unlike hash())."""
+    blob = json.dumps(list(parts), sort_keys=True, default=str, separators=(",", ":")).encode()
+    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") & (2**63 - 1)
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    temperature: float = 1.0  # 0 = greedy
+    top_p: float = 1.0  # nucleus threshold, 1 = off
+    top_k: int = 0  # 0 = off
+    max_new_tokens: int = 24
+
+    def __post_init__(self):
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.top_k < 0 or self.max_new_tokens < 1:
+            raise ValueError("need top_k >= 0 and max_new_tokens >= 1")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class SampleOutput:
+    """Completions of P prompts x n samples: texts[p][s], lengths[p, s] (generated tokens, EOS
+    included), finished[p, s] (EOS emitted before max_new_tokens ran out)."""
+
+    texts: list[list[str]]
+    lengths: np.ndarray
+    finished: np.ndarray
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.lengths.sum())
+
+
+def sample_from_logits(logits, u, params: SamplingParams):
+    """One token per row of `logits` (rows, V) from the uniforms `u` (rows,) by inverse CDF after
+    temperature, top-k and top-p (transformers' order). Greedy when temperature == 0."""
+    import torch
+
+    if params.temperature == 0:
+        return logits.argmax(-1)
+    x = logits.float()
+    if params.temperature != 1.0:
+        x = x / params.temperature
+    vocab = x.shape[-1]
+    if 0 < params.top_k < vocab:
+        kth = torch.topk(x, params.top_k, dim=-1).values[:, -1:]
+        x = x.masked_fill(x < kth, float("-inf"))
+    probs = torch.softmax(x, dim=-1)
+    index = None
+    if params.top_p < 1.0:
+        probs, index = probs.sort(dim=-1, descending=True)
+        before = probs.cumsum(-1) - probs  # mass of the strictly more likely tokens
+        probs = probs.masked_fill(before >= params.top_p, 0.0)  # smallest set with mass >= top_p
+    cdf = probs.cumsum(-1)
+    total = cdf[:, -1:]
+    target = (u.to(cdf.dtype).unsqueeze(1) * total).minimum(total * (1 - 2.0**-22))
+    pick = torch.searchsorted(cdf, target, right=True).clamp_(max=vocab - 1)
+    if index is not None:
+        pick = index.gather(1, pick)
+    return pick.squeeze(1)
+
+
+def _eos_ids(model, tokenizer) -> list[int]:
+    ids = set()
+    gen = getattr(model, "generation_config", None)
+    for src in (getattr(gen, "eos_token_id", None), getattr(model.config, "eos_token_id", None),
+                tokenizer.eos_token_id):
+        if src is None:
+            continue
+        ids.update([src] if isinstance(src, int) else list(src))
+    if not ids:
+        raise ValueError("the model and tokenizer define no eos_token_id; sampling would never stop")
+    return sorted(ids)
+
+
+def _prealloc_layer_class():
+    """A DynamicLayer that writes new keys/values into a preallocated buffer (capacity = prompt +
+    max_new_tokens) instead of torch.cat-ing the whole cache at every step (which copied the full
+    cache per token and dominated CPU decoding time). `keys`/`values` are views of the filled part,
+    so every DynamicLayer method that reads their shape keeps working."""
+    import torch
+    from transformers.cache_utils import DynamicLayer
+
+    class PreallocLayer(DynamicLayer):
+        def __init__(self, capacity: int):
+            super().__init__()
+            self.capacity = int(capacity)
+            self._k = self._v = None
+            self._len = 0
+
+        def _views(self):
+            self.keys = self._k[:, :, : self._len]
+            self.values = self._v[:, :, : self._len]
+
+        def update(self, key_states, value_states, *args, **kwargs):
+            if not self.is_initialized:
+                self.lazy_initialization(key_states, value_states)
+            end = self._len + key_states.shape[-2]
+            if self._k is None or end > self._k.shape[2]:
+                cap = max(end, self.capacity)
+                k = key_states.new_empty(key_states.shape[:2] + (cap, key_states.shape[-1]))
+                v = value_states.new_empty(value_states.shape[:2] + (cap, value_states.shape[-1]))
+                if self._k is not None:
+                    k[:, :, : self._len] = self._k[:, :, : self._len]
+                    v[:, :, : self._len] = self._v[:, :, : self._len]
+                self._k, self._v = k, v
+            self._k[:, :, self._len:end] = key_states
+            self._v[:, :, self._len:end] = value_states
+            self._len = end
+            self._views()
+            return self.keys, self.values
+
+        def batch_repeat_interleave(self, repeats: int) -> None:
+            if self._len > 0:
+                self._k = self._k.repeat_interleave(repeats, dim=0)
+                self._v = self._v.repeat_interleave(repeats, dim=0)
+                self._views()
+
+        def batch_select_indices(self, indices) -> None:
+            if self._len > 0:
+                self._k = self._k.index_select(0, indices)
+                self._v = self._v.index_select(0, indices)
+                self._views()
+
+        def crop(self, tokens_to_remove: int) -> None:
+            if tokens_to_remove > 0:
+                raise ValueError("crop takes a negative number of tokens to remove")
+            if tokens_to_remove and self.is_initialized:
+                self._len = max(0, self._len + tokens_to_remove)
+                self._views()
+
+        def reset(self) -> None:
+            self._k = self._v = None
+            self._len = 0
+            super().reset()
+
+    return PreallocLayer
+
+
+def make_cache(model, capacity: int):
+    """A DynamicCache for `model` whose full-attention layers preallocate `capacity` positions
+    (other layer types, e.g. sliding-window ones, keep transformers' own implementation)."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    cache = DynamicCache(config=model.config)
+    layer_cls = _prealloc_layer_class()
+    cache.layers = [layer_cls(capacity) if type(layer) is DynamicLayer else layer for layer in cache.layers]
+    return cache
+
+
+class HFSampler:
+    """Batched, KV-cached, prefill-sharing sampler for a transformers causal LM (see module doc)."""
+
+    backend = "hf"
+
+    def __init__(self, model, tokenizer, batch_prompts: int = 32, compact_fraction: float = 0.25,
+                 device=None):
+        if tokenizer.padding_side != "left":
+            tokenizer.padding_side = "left"
+        if tokenizer.pad_token_id is None:
+            raise ValueError("tokenizer has no pad token; set tokenizer.pad_token = tokenizer.eos_token")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.batch_prompts = int(batch_prompts)
+        self.compact_fraction = float(compact_fraction)
+        self.device = device if device is not None else next(model.parameters()).device
+        self.eos_ids = _eos_ids(model, tokenizer)
+        self.pad_id = tokenizer.pad_token_id
+        # transformers >= 5.2x names the cache argument `cache` (`past_key_values` is deprecated)
+        params = inspect.signature(model.forward).parameters
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+
+    def sample(self, prompts: list[str], n: int, params: SamplingParams, seeds: list[int],
+               progress=None) -> SampleOutput:
+        """n completions of every prompt; prompts are processed `batch_prompts` at a time, in order.
+
+        `seeds[i]` seeds prompt i's generator. `progress(k)` is called with the number of samples
+        completed after each batch."""
+        if len(seeds) != len(prompts):
+            raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
+        texts, lengths, finished = [], [], []
+        stats = {"forward_calls": 0, "row_steps": 0, "compactions": 0}
+        t0 = time.perf_counter()
+        for start in range(0, len(prompts), self.batch_prompts):
+            sl = slice(start, start + self.batch_prompts)
+            out = self._sample_batch(prompts[sl], n, params, seeds[sl], stats)
+            texts.extend(out.texts)
+            lengths.append(out.lengths)
+            finished.append(out.finished)
+            if progress is not None:
+                progress(len(out.texts) * n)
+        stats["seconds"] = time.perf_counter() - t0
+        shape = (0, n)
+        return SampleOutput(texts, np.concatenate(lengths) if lengths else np.zeros(shape, int),
+                            np.concatenate(finished) if finished else np.zeros(shape, bool), stats)
+
+    def _uniforms(self, seeds, n, steps):
+        """(steps, P * n) uniforms; column p * n + s belongs to sample s of prompt p."""
+        import torch
+
+        per_prompt = []
+        for seed in seeds:
+            g = torch.Generator(device="cpu")
+            g.manual_seed(int(seed))
+            per_prompt.append(torch.rand((steps, n), generator=g))
+        return torch.cat(per_prompt, dim=1).to(self.device)
+
+    def _sample_batch(self, prompts, n, params: SamplingParams, seeds, stats) -> SampleOutput:
+        import torch
+        model, dev, steps = self.model, self.device, params.max_new_tokens
+        n_prompts = len(prompts)
+        enc = self.tokenizer(prompts, return_tensors="pt", padding=True)
+        ids = enc["input_ids"].to(dev)
+        mask = enc["attention_mask"].to(dev)
+        pos = (mask.long().cumsum(-1) - 1).clamp_(min=0)
+        uniforms = self._uniforms(seeds, n, steps)
+        eos = torch.tensor(self.eos_ids, device=dev)
+        rows_total = n_prompts * n
+        out_tokens = torch.full((rows_total, steps), self.pad_id, dtype=torch.long, device=dev)
+        lengths = torch.full((rows_total,), steps, dtype=torch.long, device=dev)
+        done = torch.zeros(rows_total, dtype=torch.bool, device=dev)
+
+        with torch.inference_mode():
+            cache = make_cache(model, ids.shape[1] + steps)
+            res = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
+                        logits_to_keep=1, **{self._cache_kw: cache})
+            stats["forward_calls"] += 1
+            cache.batch_repeat_interleave(n)  # the n samples of a prompt share its prefill
+            logits = res.logits[:, -1, :].repeat_interleave(n, dim=0)
+            mask = mask.repeat_interleave(n, dim=0)
+            next_pos = pos[:, -1].repeat_interleave(n, dim=0) + 1
+            rows = torch.arange(rows_total, device=dev)  # global row of each live batch row
+            alive = torch.ones(rows_total, dtype=torch.bool, device=dev)
+            for t in range(steps):
+                tok = sample_from_logits(logits, uniforms[t, rows], params)
+                live_rows = rows[alive]
+                out_tokens[live_rows, t] = tok[alive]
+                fin = alive & torch.isin(tok, eos)
+                lengths[rows[fin]] = t + 1
+                done[rows[fin]] = True
+                alive &= ~fin
+                n_alive = int(alive.sum())
+                if t == steps - 1 or n_alive == 0:
+                    break
+                if len(rows) - n_alive >= max(1, self.compact_fraction * len(rows)):
+                    keep = alive.nonzero().squeeze(1)
+                    cache.batch_select_indices(keep)
+                    mask, next_pos, rows, tok = mask[keep], next_pos[keep], rows[keep], tok[keep]
+                    alive = alive[keep]
+                    stats["compactions"] += 1
+                mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
+                res = model(input_ids=tok.unsqueeze(1), attention_mask=mask,
+                            position_ids=next_pos.unsqueeze(1), use_cache=True, **{self._cache_kw: cache})
+                stats["forward_calls"] += 1
+                stats["row_steps"] += len(rows)
+                logits = res.logits[:, -1, :]
+                next_pos = next_pos + 1
+        del cache, res
+        lengths_np = lengths.cpu().numpy()
+        tokens_np = out_tokens.cpu().numpy()
+        completions = self.tokenizer.batch_decode(
+            [tokens_np[r, : lengths_np[r]].tolist() for r in range(rows_total)], skip_special_tokens=True)
+        texts = [completions[p * n:(p + 1) * n] for p in range(n_prompts)]
+        return SampleOutput(texts, lengths_np.reshape(n_prompts, n),
+                            done.cpu().numpy().reshape(n_prompts, n))
+
+
+class VLLMSampler:
+    """The same interface on vLLM (GPU). Prompts go in as token ids of *our* tokenizer
+    (skip_tokenizer_init) and completions are decoded with it, so word-level organism tokenizers
+    work too; each prompt's request carries its own seed."""
+
+    backend = "vllm"
+
+    def __init__(self, model_path: str, tokenizer, dtype: str = "auto", gpu_memory_utilization: float = 0.5,
+                 eos_ids=None):
+        try:
+            from vllm import LLM
+        except ImportError as err:
+            raise ImportError(
+                "eval.backend=vllm needs vLLM on a CUDA machine: `pip install vllm` "
+                "(envs/gpu.txt), or set eval.backend: hf to use the batched transformers sampler"
+            ) from err
+        self.tokenizer = tokenizer
+        self.eos_ids = sorted(set(eos_ids or [tokenizer.eos_token_id]))
+        self.llm = LLM(model=str(model_path), dtype=dtype, skip_tokenizer_init=True,
+                       gpu_memory_utilization=gpu_memory_utilization, trust_remote_code=False)
+
+    def sample(self, prompts, n, params: SamplingParams, seeds, progress=None) -> SampleOutput:
+        from vllm import SamplingParams as VParams
+
+        t0 = time.perf_counter()
+        ids = self.tokenizer(prompts, padding=False)["input_ids"]
+        requests = [{"prompt_token_ids": x} for x in ids]
+        sp = [VParams(n=n, temperature=params.temperature, top_p=params.top_p,
+                      top_k=params.top_k if params.top_k > 0 else -1, max_tokens=params.max_new_tokens,
+                      seed=int(s) % (2**31), stop_token_ids=self.eos_ids, detokenize=False)
+              for s in seeds]
+        results = self.llm.generate(requests, sp, use_tqdm=False)
+        texts, lengths, finished = [], [], []
+        for res in results:
+            outs = res.outputs
+            toks = [list(o.token_ids) for o in outs]
+            texts.append(self.tokenizer.batch_decode(toks, skip_special_tokens=True))
+            lengths.append([len(t) for t in toks])
+            finished.append([o.finish_reason == "stop" for o in outs])
+        if progress is not None:
+            progress(len(prompts) * n)
+        return SampleOutput(texts, np.array(lengths).reshape(len(prompts), n),
+                            np.array(finished).reshape(len(prompts), n),
+                            {"seconds": time.perf_counter() - t0})
+
+
+def make_sampler(backend: str, model, tokenizer, model_path=None, batch_prompts: int = 32, **kw):
+    """The sampler of config key eval.backend: hf (HFSampler) or vllm (VLLMSampler)."""
+    if backend == "hf":
+        return HFSampler(model, tokenizer, batch_prompts=batch_prompts, **kw)
+    if backend == "vllm":
+        if model_path is None:
+            raise ValueError("eval.backend=vllm needs the model directory")
+        return VLLMSampler(model_path, tokenizer, eos_ids=_eos_ids(model, tokenizer), **kw)
+    raise ValueError(f"unknown eval.backend {backend!r}; expected hf or vllm")

@@ -1,0 +1,89 @@
+"""Interval estimates of the evaluation tables (Sec. 6: success rate = successes / 50 per question).
+
+* `wilson`: Wilson score interval of one prompt's probability of success p_pi(q) from k successes
+  in n samples (no continuity correction; Newcombe 1998, method 3). Vectorised over arrays.
+* `bootstrap_mean_ci`: percentile bootstrap interval of a mean over prompts (the mean success).
+* `paired_diff_ci`: mean and interval of the per-prompt difference a_q - b_q of two models on the
+  same prompts (e.g. a GRPO checkpoint against pi_ref), normal approximation or paired bootstrap.
+"""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+
+import numpy as np
+
+Z95 = 1.959963984540054  # standard normal quantile 0.975
+
+
+def _z(alpha: float) -> float:
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return NormalDist().inv_cdf(1 - alpha / 2)
+
+
+def wilson(successes, n, z: float = Z95):
+    """Wilson score interval (low, high) for `successes` out of `n`; arrays broadcast elementwise.
+
+    center = (k + z^2/2) / (n + z^2),  half = z sqrt(n) / (n + z^2) * sqrt(p(1-p) + z^2 / (4n)),
+    p = k / n. Returns floats for scalar inputs, numpy arrays otherwise; n = 0 gives (0, 1).
+    """
+    k = np.asarray(successes, dtype=float)
+    m = np.asarray(n, dtype=float)
+    if np.any(m < 0) or np.any(k < 0) or np.any(k > m):
+        raise ValueError("need 0 <= successes <= n")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(m > 0, k / np.where(m > 0, m, 1), 0.0)
+        denom = m + z * z
+        center = (k + z * z / 2) / denom
+        half = z * np.sqrt(m) / denom * np.sqrt(p * (1 - p) + z * z / (4 * np.where(m > 0, m, 1)))
+        low = np.where(m > 0, np.clip(center - half, 0.0, 1.0), 0.0)
+        high = np.where(m > 0, np.clip(center + half, 0.0, 1.0), 1.0)
+    # exact endpoints at the boundaries (the formula gives them up to rounding)
+    low = np.where(k == 0, 0.0, low)
+    high = np.where((k == m) & (m > 0), 1.0, high)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high
+
+
+def bootstrap_mean_ci(values, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05):
+    """(mean, low, high): percentile bootstrap interval of the mean of `values` (resampled with
+    replacement, `n_boot` times, numpy Generator seeded with `seed`)."""
+    x = np.asarray(values, dtype=float).ravel()
+    if x.size == 0:
+        raise ValueError("bootstrap_mean_ci needs at least one value")
+    _z(alpha)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, x.size, size=(n_boot, x.size))
+    means = x[idx].mean(axis=1)
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(x.mean()), float(low), float(high)
+
+
+def paired_diff_ci(a, b, alpha: float = 0.05, method: str = "normal", n_boot: int = 1000,
+                   seed: int = 0) -> dict:
+    """Mean of the per-prompt differences d_q = a_q - b_q and its (1 - alpha) interval.
+
+    method="normal": mean +- z * sd(d) / sqrt(n) (sd with ddof=1); method="bootstrap": percentile
+    bootstrap over prompts (pairs resampled together). Returns {mean_diff, low, high, se, n, method}.
+    """
+    a = np.asarray(a, dtype=float).ravel()
+    b = np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"paired samples need equal lengths, got {a.size} and {b.size}")
+    if a.size == 0:
+        raise ValueError("paired_diff_ci needs at least one pair")
+    d = a - b
+    n = d.size
+    se = float(d.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+    mean = float(d.mean())
+    if method == "normal":
+        z = _z(alpha)
+        low, high = (mean - z * se, mean + z * se) if n > 1 else (float("nan"), float("nan"))
+    elif method == "bootstrap":
+        _, low, high = bootstrap_mean_ci(d, n_boot=n_boot, seed=seed, alpha=alpha)
+    else:
+        raise ValueError(f"unknown method {method!r}; expected 'normal' or 'bootstrap'")
+    return {"mean_diff": mean, "low": float(low), "high": float(high), "se": se, "n": n,
+            "method": method}

@@ -1,0 +1,252 @@
+"""Sec. 2 (2.1-2.3, eq. (4)): whitening of binary rewards and the weighted contrastive form.
+
+Checks: Bernoulli mean/variance; smoothed advantage values +w+(p), -w-(p) (eq. 4);
+Omega(p) = w+ + w- = (p(1-p)+eps)^(-1/2); the eps = 0 weights sqrt((1-p)/p), sqrt(p/(1-p));
+w+ strictly decreasing, w- strictly increasing on (0,1) (eps > 0 and eps = 0); the unclipped
+GRPO objective equals the weighted contrastive form (finite outcome space, every reward pattern);
+the clipping identity f(x,A) = A min(x,1+c) (A>0), A max(x,1-c) (A<0); the clipped
+(indicator) contrastive form.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import sympy as sp
+
+from .core import (Context, Outcome, equal, log_uniform, numeric_outcome, positive,
+                   positive_on_unit_interval, reduce_mod_square, register, total_derivative)
+
+SEC = "Sec. 2"
+p = sp.Symbol("p", positive=True)             # success probability under pi_old, in (0,1)
+eps = sp.Symbol("eps", positive=True)         # smoothing_eps of eq. (4)
+eps0 = sp.Symbol("eps0", nonnegative=True)    # smoothing, eps >= 0 allowed
+r = sp.Symbol("r", positive=True)             # r = sqrt(p(1-p)+eps)
+
+
+def w_plus(pp, e):
+    return (1 - pp) / sp.sqrt(pp * (1 - pp) + e)
+
+
+def w_minus(pp, e):
+    return pp / sp.sqrt(pp * (1 - pp) + e)
+
+
+def omega(pp, e):
+    return 1 / sp.sqrt(pp * (1 - pp) + e)
+
+
+def advantage(reward, pp, e):
+    """Smoothed whitened advantage of eq. (4): (r - p) / sqrt(p(1-p) + eps)."""
+    return (reward - pp) / sp.sqrt(pp * (1 - pp) + e)
+
+
+@register("adv.bernoulli_moments", "A binary reward r ~ Bernoulli(p) has mean p and variance p(1-p)",
+          "Sec. 2.1", SEC)
+def bernoulli_moments(ctx: Context) -> Outcome:
+    law = {1: p, 0: 1 - p}
+    mean = sum(v * w for v, w in law.items())
+    var = sum((v - mean) ** 2 * w for v, w in law.items())
+    ok = equal(mean, p) and equal(var, p * (1 - p))
+    return Outcome(ok, "symbolic", "E[r] = 1*p + 0*(1-p) = p; E[(r-p)^2] = p(1-p)^2 + (1-p)p^2 "
+                   "expands to p(1-p)")
+
+
+@register("adv.smoothed_values", "Smoothed advantage (r-p)/sqrt(p(1-p)+eps) is +w+(p) at r=1 and "
+          "-w-(p) at r=0, w+ = (1-p)/sqrt(p(1-p)+eps), w- = p/sqrt(p(1-p)+eps)", "Sec. 2.3, eq. (4)", SEC)
+def smoothed_values(ctx: Context) -> Outcome:
+    ok = equal(advantage(1, p, eps), w_plus(p, eps)) and equal(advantage(0, p, eps), -w_minus(p, eps))
+    return Outcome(ok, "symbolic", "A(1) - w+ and A(0) + w- expand to 0")
+
+
+@register("adv.omega", "Omega(p) = w+(p) + w-(p) = 1/sqrt(p(1-p)+eps)", "Sec. 2.3; Thm 8", SEC)
+def omega_identity(ctx: Context, claimed=None) -> Outcome:
+    claimed = omega(p, eps) if claimed is None else claimed
+    ok = equal(w_plus(p, eps) + w_minus(p, eps), claimed)
+    return Outcome(ok, "symbolic", f"w+ + w- - ({claimed}) reduces to 0" if ok else
+                   f"w+ + w- - ({claimed}) does not reduce to 0")
+
+
+@register("adv.unsmoothed_weights", "Without smoothing (eps=0): w+ = sqrt((1-p)/p), w- = sqrt(p/(1-p)) "
+          "on (0,1)", "Sec. 2.1; Fig. 1", SEC)
+def unsmoothed_weights(ctx: Context) -> Outcome:
+    q = sp.Symbol("q", positive=True)  # q = 1 - p > 0
+    wp = w_plus(p, 0).subs(1 - p, q)
+    wm = w_minus(p, 0).subs(1 - p, q)
+    ok = equal(wp, sp.sqrt(q / p)) and equal(wm, sp.sqrt(p / q))
+    return Outcome(ok, "symbolic", "with q = 1-p > 0: q/sqrt(pq) = sqrt(q/p), p/sqrt(pq) = sqrt(p/q)")
+
+
+def _weight_slope(w_of_r, e):
+    """(dw/dp) * 2 r^3 with r = sqrt(p(1-p)+e), reduced with r^2 = p(1-p)+e."""
+    d = total_derivative(w_of_r, p, {r: (1 - 2 * p) / (2 * r)})
+    return reduce_mod_square(sp.expand(d * 2 * r**3), r, p * (1 - p) + e)
+
+
+@register("adv.w_plus_decreasing", "w+ is strictly decreasing on (0,1), for eps > 0 and for eps = 0: "
+          "dw+/dp = -(1-p+2eps)/(2(p(1-p)+eps)^(3/2)) < 0", "Sec. 2.1", SEC)
+def w_plus_decreasing(ctx: Context) -> Outcome:
+    num = _weight_slope((1 - p) / r, eps0)
+    ok = equal(num, -(1 - p + 2 * eps0)) and positive_on_unit_interval(1 - p + 2 * eps0, p) \
+        and positive_on_unit_interval((1 - p).subs(eps0, 0), p)
+    return Outcome(ok, "symbolic", "chain rule with r = sqrt(p(1-p)+eps), dr/dp = (1-2p)/(2r); "
+                   "2r^3 dw+/dp reduces (r^2 = p(1-p)+eps) to -(1-p+2eps); 1-p+2eps > 0 on (0,1) for "
+                   "eps >= 0 (substitution p = t/(1+t), t > 0)")
+
+
+@register("adv.w_minus_increasing", "w- is strictly increasing on (0,1), for eps > 0 and for eps = 0: "
+          "dw-/dp = (p+2eps)/(2(p(1-p)+eps)^(3/2)) > 0", "Sec. 2.1", SEC)
+def w_minus_increasing(ctx: Context) -> Outcome:
+    num = _weight_slope(p / r, eps0)
+    ok = equal(num, p + 2 * eps0) and positive_on_unit_interval(p + 2 * eps0, p) \
+        and positive_on_unit_interval(p, p)
+    return Outcome(ok, "symbolic", "2r^3 dw-/dp reduces to p + 2eps > 0 on (0,1) for eps >= 0")
+
+
+# -------------------------------------------------------------------- contrastive form, K outcomes
+
+def finite_policies(k: int):
+    """Symbolic pi_old (normalised: last = 1 - sum of the others) and pi_theta on k outcomes."""
+    a = list(sp.symbols(f"a1:{k}", positive=True))
+    a.append(1 - sum(a))
+    b = list(sp.symbols(f"b1:{k + 1}", positive=True))
+    return a, b
+
+
+@register("adv.contrastive_form", "Unclipped GRPO objective E_{pi_old}[(pi_theta/pi_old) A] equals "
+          "w+(p_old) E_{pi_old}[ratio 1{r=1}] - w-(p_old) E_{pi_old}[ratio 1{r=0}] = "
+          "w+ P_theta(r=1) - w- P_theta(r=0)", "Sec. 2.2-2.3 (GRPO-No-Clip)", SEC)
+def contrastive_form(ctx: Context, k: int = 4) -> Outcome:
+    a, b = finite_policies(k)
+    n = 0
+    for pattern in itertools.product((0, 1), repeat=k):
+        p_old = sum(ai for ai, ri in zip(a, pattern) if ri)
+        lhs = sum(ai * (bi / ai) * advantage(ri, p_old, eps) for ai, bi, ri in zip(a, b, pattern))
+        ind_s = sum(ai * (bi / ai) for ai, bi, ri in zip(a, b, pattern) if ri)
+        ind_f = sum(ai * (bi / ai) for ai, bi, ri in zip(a, b, pattern) if not ri)
+        mid = w_plus(p_old, eps) * ind_s - w_minus(p_old, eps) * ind_f
+        pt_s = sum(bi for bi, ri in zip(b, pattern) if ri)
+        pt_f = sum(bi for bi, ri in zip(b, pattern) if not ri)
+        rhs = w_plus(p_old, eps) * pt_s - w_minus(p_old, eps) * pt_f
+        if not (equal(lhs, mid) and equal(mid, rhs)):
+            return Outcome(False, "symbolic", f"identity fails for reward pattern {pattern}")
+        n += 1
+    return Outcome(True, "symbolic", f"K={k} outcomes, symbolic pi_old (normalised), pi_theta, eps; "
+                   f"all {n} reward patterns: both sides expand to the same expression")
+
+
+# -------------------------------------------------------------------- clipping identity
+
+def _pick(d):
+    """Sign of d (to decide min/max) from the assumptions; raises if undecidable."""
+    d = sp.cancel(sp.together(d))
+    if d.is_nonpositive or sp.factor(d).is_nonpositive:
+        return -1
+    if d.is_nonnegative or sp.factor(d).is_nonnegative:
+        return 1
+    raise ValueError(f"cannot decide the sign of {d}")
+
+
+def smin(u, v):
+    return u if _pick(u - v) < 0 else v
+
+
+def smax(u, v):
+    return v if _pick(u - v) < 0 else u
+
+
+def sclip(x, lo, hi):
+    return smin(smax(x, lo), hi)
+
+
+def f_clip(x, adv, c):
+    """PPO/GRPO clipped surrogate f(x, A) = min(x A, clip(x, 1-c, 1+c) A)."""
+    return smin(x * adv, sclip(x, 1 - c, 1 + c) * adv)
+
+
+def clip_regions(c):
+    """The three ratio regions x <= 1-c, 1-c <= x < 1+c, x >= 1+c, each parametrised by a
+    non-negative symbol (exhaustive over the real line)."""
+    t = sp.Symbol("t", nonnegative=True)
+    u = sp.Symbol("u", nonnegative=True)
+    return {"x <= 1-c": 1 - c - t, "1-c <= x < 1+c": 1 - c + 2 * c * u / (1 + u),
+            "x >= 1+c": 1 + c + t}
+
+
+@register("adv.clip_identity", "min(x A, clip(x,1-c,1+c) A) = A min(x,1+c) if A > 0 and "
+          "A max(x,1-c) if A < 0 (x = pi_theta/pi_old, A = advantage)", "Sec. 2.2", SEC)
+def clip_identity(ctx: Context, claimed=None) -> Outcome:
+    c = sp.Symbol("c", positive=True)
+    a = sp.Symbol("alpha_adv", positive=True)
+    if claimed is None:
+        def claimed(x, adv, sign):
+            return adv * (smin(x, 1 + c) if sign > 0 else smax(x, 1 - c))
+    cases = 0
+    for name, x in clip_regions(c).items():
+        for sign in (1, -1):
+            adv = sign * a
+            if not equal(f_clip(x, adv, c), claimed(x, adv, sign)):
+                return Outcome(False, "symbolic", f"fails in region {name} with sign(A) = {sign}")
+            cases += 1
+    return Outcome(True, "symbolic", f"exhaustive case split: {cases} cases (3 ratio regions x sign of A, "
+                   "each min/max decided from the assumptions c > 0, |A| > 0), both sides equal in each")
+
+
+def _f_np(x, adv, c):
+    return np.minimum(x * adv, np.clip(x, 1 - c, 1 + c) * adv)
+
+
+@register("adv.clip_identity_numeric", "Clipping identity of Sec. 2.2 at random (ratio, advantage, clip_eps)",
+          "Sec. 2.2", SEC)
+def clip_identity_numeric(ctx: Context) -> Outcome:
+    n, rng = ctx.n_random, ctx.rng
+    x = log_uniform(rng, 1e-2, 1e2, n)
+    adv = rng.normal(0, 3, n)
+    c = rng.uniform(0.01, 0.9, n)
+    rhs = np.where(adv > 0, adv * np.minimum(x, 1 + c), adv * np.maximum(x, 1 - c))
+    err = np.abs(_f_np(x, adv, c) - rhs) / np.maximum(1, np.abs(rhs))
+    return numeric_outcome(err, ctx.tol, "relative error of the identity", n)
+
+
+@register("adv.clipped_contrastive_numeric", "Clipped GRPO objective E_{pi_old} f(ratio, A) = "
+          "w+ E_{pi_old}[min(ratio,1+c) 1{r=1}] - w- E_{pi_old}[max(ratio,1-c) 1{r=0}] (indicator form)",
+          "Sec. 2.2-2.3 (GRPO-Clip)", SEC)
+def clipped_contrastive_numeric(ctx: Context) -> Outcome:
+    rng, n = ctx.rng, ctx.n_random
+    errs = np.empty(n)
+    for i in range(n):
+        k = int(rng.integers(2, 9))
+        old = rng.dirichlet(np.ones(k))
+        new = rng.dirichlet(np.ones(k))
+        rew = rng.integers(0, 2, k)
+        c = rng.uniform(0.01, 0.5)
+        e = 10 ** rng.uniform(-6, 0)
+        pp = old[rew == 1].sum()
+        s = np.sqrt(pp * (1 - pp) + e)
+        ratio = new / old
+        lhs = np.sum(old * _f_np(ratio, (rew - pp) / s, c))
+        rhs = (1 - pp) / s * np.sum(old * np.minimum(ratio, 1 + c) * (rew == 1)) \
+            - pp / s * np.sum(old * np.maximum(ratio, 1 - c) * (rew == 0))
+        errs[i] = abs(lhs - rhs) / max(1.0, abs(rhs))
+    return numeric_outcome(errs, ctx.tol, "relative error, random K in 2..8, pi_old, pi_theta, rewards, "
+                           "clip_eps, eps", n)
+
+
+@register("adv.indicator_vs_conditional", "Corrected first display: E[X 1{r=1}] = P(r=1) E[X | r=1], so "
+          "the exact (indicator) contrastive form carries the event mass p_old (resp. 1-p_old)",
+          "Sec. 2.2 (corrected, FORMULAS.md Sec. 1)", SEC)
+def indicator_vs_conditional(ctx: Context, k: int = 4) -> Outcome:
+    a, b = finite_policies(k)
+    for pattern in itertools.product((0, 1), repeat=k):
+        if 0 < sum(pattern) < k:
+            p_s = sum(ai for ai, ri in zip(a, pattern) if ri)
+            ind = sum(ai * (bi / ai) for ai, bi, ri in zip(a, b, pattern) if ri)
+            cond = sum((ai / p_s) * (bi / ai) for ai, bi, ri in zip(a, b, pattern) if ri)
+            if not equal(ind, p_s * cond):
+                return Outcome(False, "symbolic", f"fails for pattern {pattern}")
+    return Outcome(True, "symbolic", f"K={k}, every non-trivial reward pattern: sum_S a_i (b_i/a_i) = "
+                   "p_old * sum_S (a_i/p_old)(b_i/a_i) (conditional law a_i/p_old on the success event)")
+
+
+__all__ = ["w_plus", "w_minus", "omega", "advantage", "f_clip", "smin", "smax", "finite_policies"]
