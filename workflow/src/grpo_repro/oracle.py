@@ -17,8 +17,8 @@ factor is constant on each), so Delta_R = 0 identically; a perturbed pi_0 exerci
 (it then decays like (1-alpha)^n).
 
 An independent optimiser (`optimiser_iterations`) maximises the KL-regularised objective as the
-paper writes it (both KL terms explicitly for two_kl, no Lemma 2) by L-BFGS on the logits, and must
-land on the closed form.
+paper writes it (both KL terms explicitly for two_kl, no Lemma 2) by damped Newton ascent on the
+logits, chained on its own iterates, and must land on the closed form.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import logsumexp
 
 from grpo_repro import dynamics as dyn
@@ -80,8 +79,8 @@ def perturbed_policy(problem: Problem, seed: int, scale: float = 1.0) -> np.ndar
 
 
 def pos(log_pi: np.ndarray, reward: np.ndarray) -> np.ndarray:
-    """Probability of success p = sum_o pi(o) r(o) (axis -1)."""
-    return np.sum(np.exp(log_pi) * reward, axis=-1)
+    """Probability of success p = sum_o pi(o) r(o) (axis -1), clipped to [0, 1] (rounding)."""
+    return np.clip(np.sum(np.exp(log_pi) * reward, axis=-1), 0.0, 1.0)
 
 
 def weights(p: np.ndarray, eps: float, mean_only: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -176,7 +175,7 @@ def scalar_pos(problem: Problem, variant: str, beta: float, eps: float, n_iter: 
                           p0=problem.p_ref if p0 is None else p0, alpha=alpha, delta_r=dr)
 
 
-# ------------------------------------------------------------------ independent optimiser (L-BFGS)
+# ------------------------------------------------------------- independent optimiser (Newton)
 def _kl_terms(variant: str, log_pi_ref, log_pi_prev, alpha):
     """[(coefficient, log anchor)] of beta * sum_j c_j KL(pi || anchor_j) as the paper writes it."""
     if variant in ("grpo", "dr_grpo"):
@@ -186,28 +185,50 @@ def _kl_terms(variant: str, log_pi_ref, log_pi_prev, alpha):
     return [(alpha, log_pi_ref), (1.0 - alpha, log_pi_prev)]
 
 
+def objective(theta: np.ndarray, adv: np.ndarray, kl_terms, beta: float):
+    """Per-prompt J(theta) = E_pi a - beta sum_j c_j KL(pi || anchor_j), pi = softmax(theta),
+    with its gradient and Hessian in theta: returns (J (Q,), grad (Q,K), hess (Q,K,K))."""
+    lp = log_normalise(theta)
+    pi = np.exp(lp)
+    val = np.sum(pi * adv, axis=-1)
+    g = adv.copy()
+    for c, la in kl_terms:
+        val = val - beta * c * np.sum(pi * (lp - la), axis=-1)
+        g = g - beta * c * (lp - la)
+    csum = sum(c for c, _ in kl_terms)
+    gc = g - np.sum(pi * g, axis=-1, keepdims=True)          # g - E_pi g
+    grad = pi * gc
+    eye = np.eye(pi.shape[-1])
+    dpi = pi[..., :, None] * (eye - pi[..., None, :])        # d pi_k / d theta_l
+    hess = (dpi * gc[..., :, None]
+            - pi[..., :, None] * (beta * csum * (eye - pi[..., None, :]) + (pi * gc)[..., None, :]))
+    return val, grad, hess
+
+
 def maximise_objective(adv: np.ndarray, kl_terms, beta: float, theta0: np.ndarray,
-                       gtol: float = 1e-13, maxiter: int = 20000) -> np.ndarray:
-    """argmax over softmax(theta) of sum_q [E_pi a(q,.) - beta sum_j c_j KL(pi(.|q) || anchor_j)],
-    by L-BFGS on the logits theta (analytic gradient); returns log pi."""
-    shape = adv.shape
-
-    def fun(flat):
-        th = flat.reshape(shape)
-        lp = log_normalise(th)
-        pi = np.exp(lp)
-        f = adv.copy()
-        for c, la in kl_terms:
-            f = f - beta * c * (lp - la)
-        val = np.sum(pi * adv)
-        for c, la in kl_terms:
-            val -= beta * c * np.sum(pi * (lp - la))
-        grad = pi * (f - np.sum(pi * f, axis=-1, keepdims=True))
-        return -val, -grad.ravel()
-
-    res = minimize(fun, theta0.ravel(), jac=True, method="L-BFGS-B",
-                   options=dict(maxiter=maxiter, gtol=gtol, ftol=0.0, maxcor=30))
-    return log_normalise(res.x.reshape(shape))
+                       tol: float = 1e-15, max_iter: int = 200) -> np.ndarray:
+    """argmax over softmax(theta) of E_pi a - beta sum_j c_j KL(pi || anchor_j), every prompt at
+    once, by damped Newton ascent on the logits (backtracking; gradient step where the Newton
+    direction is not an ascent direction). Returns log pi."""
+    theta = theta0.copy()
+    k = theta.shape[-1]
+    shift = np.ones((k, k)) + 1e-13 * np.eye(k)  # gauge (pi invariant to theta + c 1) + tiny ridge
+    steps = 0.5 ** np.arange(40)
+    for _ in range(max_iter):
+        val, grad, hess = objective(theta, adv, kl_terms, beta)
+        if np.max(np.abs(grad)) <= tol:
+            break
+        d = np.linalg.solve(hess - shift, -grad[..., None])[..., 0]
+        ascent = np.sum(d * grad, axis=-1) > 0
+        d = np.where(ascent[:, None], d, grad)
+        # largest step in 1, 1/2, 1/4, ... that does not decrease J (per prompt)
+        cand = theta[None] + steps[:, None, None] * d[None]
+        vals = np.stack([objective(c, adv, kl_terms, beta)[0] for c in cand])
+        ok = vals >= val[None] - 1e-15 * (1 + np.abs(val[None]))
+        first = np.where(ok.any(axis=0), ok.argmax(axis=0), len(steps) - 1)
+        theta = cand[first, np.arange(theta.shape[0])]
+        theta = theta - theta.max(axis=-1, keepdims=True)
+    return log_normalise(theta)
 
 
 def optimiser_iterations(problem: Problem, variant: str, beta: float, eps: float, n_iter: int,

@@ -120,15 +120,35 @@ def _eos_ids(model, tokenizer) -> list[int]:
     return sorted(ids)
 
 
-def _prealloc_layer_class():
-    """A DynamicLayer that writes new keys/values into a preallocated buffer (capacity = prompt +
-    max_new_tokens) instead of torch.cat-ing the whole cache at every step (which copied the full
-    cache per token and dominated CPU decoding time). `keys`/`values` are views of the filled part,
-    so every DynamicLayer method that reads their shape keeps working."""
+# --------------------------------------------------------------------------------------------------
+# KV caches. Both are DynamicCache objects whose full-attention layers are replaced.
+#
+# "expand" (any transformers causal LM): after the prefill the prompt cache is repeated n times
+#   along the batch (batch_repeat_interleave); new keys/values go into a preallocated buffer
+#   (capacity = prompt + max_new_tokens) instead of torch.cat-ing the whole cache at every step.
+# "shared" (models whose attention goes through transformers' AttentionInterface, full attention
+#   only: Qwen2/2.5/3, Llama, Mistral, ...): the prompt cache is NOT copied n times. Each layer keeps
+#   the prefix (P, H_kv, L_prompt, D) once and a per-row suffix buffer (P*n, H_kv, max_new, D) for
+#   the generated tokens; a registered attention function computes softmax attention over
+#   [prefix of the row's prompt ; the row's suffix] in two parts merged by log-sum-exp
+#   (cascade / shared-prefix attention). Same result as the expanded cache up to float rounding,
+#   but the prompt's keys/values are read once per prompt instead of once per sample.
+# --------------------------------------------------------------------------------------------------
+
+SHARED_ATTN = "grpo_repro_shared_prefix"
+_LAYER_CLASSES: dict = {}
+
+
+def _layer_classes():
+    """(PreallocLayer, SharedPrefixLayer), built lazily so importing this module needs no torch."""
+    if _LAYER_CLASSES:
+        return _LAYER_CLASSES["prealloc"], _LAYER_CLASSES["shared"]
     import torch
     from transformers.cache_utils import DynamicLayer
 
     class PreallocLayer(DynamicLayer):
+        """DynamicLayer writing into a preallocated buffer; keys/values are views of its filled part."""
+
         def __init__(self, capacity: int):
             super().__init__()
             self.capacity = int(capacity)
@@ -169,44 +189,190 @@ def _prealloc_layer_class():
                 self._v = self._v.index_select(0, indices)
                 self._views()
 
-        def crop(self, tokens_to_remove: int) -> None:
-            if tokens_to_remove > 0:
-                raise ValueError("crop takes a negative number of tokens to remove")
-            if tokens_to_remove and self.is_initialized:
-                self._len = max(0, self._len + tokens_to_remove)
-                self._views()
+    class SharedPrefixLayer(DynamicLayer):
+        """Prompt keys/values once per prompt + per-row suffix buffers (see the comment above)."""
 
-        def reset(self) -> None:
-            self._k = self._v = None
-            self._len = 0
-            super().reset()
+        def __init__(self, steps: int):
+            super().__init__()
+            self.steps = int(steps)
+            self.prefix_k = self.prefix_v = None
+            self.suffix_k = self.suffix_v = None
+            self.t = 0
 
-    return PreallocLayer
+        def update(self, key_states, value_states, *args, **kwargs):
+            if not self.is_initialized:
+                self.lazy_initialization(key_states, value_states)
+            if self.prefix_k is None:  # the prefill
+                self.prefix_k, self.prefix_v = key_states, value_states
+                return key_states, value_states
+            if self.suffix_k is None:
+                raise RuntimeError("shared-prefix cache: batch_repeat_interleave(n) must follow the prefill")
+            end = self.t + key_states.shape[-2]
+            self.suffix_k[self.t:end] = key_states.permute(2, 0, 1, 3)
+            self.suffix_v[self.t:end] = value_states.permute(2, 0, 1, 3)
+            self.t = end
+            return self.suffix_k[:end], self.suffix_v[:end]
+
+        def batch_repeat_interleave(self, repeats: int) -> None:
+            # time-major (steps, rows, H_kv, D): the filled part [:t] is contiguous
+            p, h, _, d = self.prefix_k.shape
+            self.suffix_k = self.prefix_k.new_empty((self.steps, p * repeats, h, d))
+            self.suffix_v = self.prefix_v.new_empty((self.steps, p * repeats, h, self.prefix_v.shape[-1]))
+            self.t = 0
+
+        def batch_select_indices(self, indices) -> None:
+            self.suffix_k = self.suffix_k[: self.t].index_select(1, indices)
+            self.suffix_v = self.suffix_v[: self.t].index_select(1, indices)
+            self.suffix_k = torch.cat([self.suffix_k, self.suffix_k.new_empty(
+                (self.steps - self.t,) + self.suffix_k.shape[1:])])
+            self.suffix_v = torch.cat([self.suffix_v, self.suffix_v.new_empty(
+                (self.steps - self.t,) + self.suffix_v.shape[1:])])
+
+        def get_seq_length(self) -> int:
+            return 0 if self.prefix_k is None else self.prefix_k.shape[-2] + self.t
+
+        def get_mask_sizes(self, query_length: int):
+            return self.get_seq_length() + query_length, 0
+
+    _LAYER_CLASSES.update(prealloc=PreallocLayer, shared=SharedPrefixLayer)
+    return PreallocLayer, SharedPrefixLayer
 
 
-def make_cache(model, capacity: int):
-    """A DynamicCache for `model` whose full-attention layers preallocate `capacity` positions
-    (other layer types, e.g. sliding-window ones, keep transformers' own implementation)."""
+def make_cache(model, capacity: int, shared_steps: int | None = None):
+    """A DynamicCache for `model` whose full-attention layers are PreallocLayer(capacity), or
+    SharedPrefixLayer(shared_steps) when `shared_steps` is given (other layer types are kept)."""
     from transformers import DynamicCache
     from transformers.cache_utils import DynamicLayer
 
+    prealloc, shared = _layer_classes()
     cache = DynamicCache(config=model.config)
-    layer_cls = _prealloc_layer_class()
-    cache.layers = [layer_cls(capacity) if type(layer) is DynamicLayer else layer for layer in cache.layers]
+    make = (lambda: shared(shared_steps)) if shared_steps is not None else (lambda: prealloc(capacity))
+    cache.layers = [make() if type(layer) is DynamicLayer else layer for layer in cache.layers]
     return cache
 
 
+class _SharedState:
+    """What the shared-prefix attention needs besides q/k/v; passed to it as the attention 'mask'
+    (transformers forwards a precomputed mask mapping untouched to the attention function)."""
+
+    def __init__(self, cache, mask2d):
+        import torch
+
+        self.cache = cache
+        self.decoding = False
+        p, length = mask2d.shape
+        valid = mask2d.bool()
+        causal = torch.ones(length, length, dtype=torch.bool, device=mask2d.device).tril_()
+        allowed = causal.unsqueeze(0) & valid.unsqueeze(1)
+        allowed |= torch.eye(length, dtype=torch.bool, device=mask2d.device)  # pad queries: no NaN
+        self.prefill_mask = allowed.unsqueeze(1)  # (P, 1, L, L)
+        self.prefix_bias = torch.zeros(p, 1, 1, length, device=mask2d.device).masked_fill_(
+            ~valid[:, None, None, :], float("-inf"))
+        self.n_prompts = p
+        self.n_slots = 0
+        self.row_prompt = self.row_slot = None
+
+    def set_rows(self, rows, n: int):
+        """Live batch rows by global index p * n + s (prompt p, sample s)."""
+        self.decoding = True
+        self.n_slots = n
+        self.row_prompt = rows // n
+        self.row_slot = rows % n
+
+
+def _shared_prefix_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0,
+                             **kwargs):
+    """Attention over [prompt prefix ; generated suffix] without the prefix copied per sample.
+    Output (batch, q_len, heads, head_dim), like transformers' sdpa_attention_forward."""
+    import torch
+    import torch.nn.functional as F
+
+    state = attention_mask
+    if not isinstance(state, _SharedState):
+        from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout,
+                                      scaling=scaling, **kwargs)
+    scale = scaling if scaling is not None else query.shape[-1] ** -0.5
+    rows, h_q, q_len, d = query.shape
+    h_kv = key.shape[2] if state.decoding else key.shape[1]  # decode: time-major suffix
+    g = h_q // h_kv
+    if not state.decoding:  # prefill: causal + padding mask over the prompt
+        if g > 1:
+            key, value = key.repeat_interleave(g, dim=1), value.repeat_interleave(g, dim=1)
+        out = F.scaled_dot_product_attention(query, key, value, attn_mask=state.prefill_mask, scale=scale)
+        return out.transpose(1, 2).contiguous(), None
+    if q_len != 1:
+        raise RuntimeError("shared-prefix attention decodes one token at a time")
+    layer = state.cache.layers[module.layer_idx]
+    p, s = state.n_prompts, state.n_slots
+    q = query.reshape(rows, h_kv, g, d)
+    # prefix part: one (slots*g x d) @ (d x L) product per prompt and kv head
+    qpad = q.new_zeros((p, s, h_kv, g, d))
+    qpad[state.row_prompt, state.row_slot] = q
+    qpad = qpad.permute(0, 2, 1, 3, 4).reshape(p, h_kv, s * g, d)
+    sp = torch.matmul(qpad, layer.prefix_k.transpose(-1, -2)).mul_(scale).add_(state.prefix_bias)
+    mp = sp.amax(-1, keepdim=True)
+    ep = sp.sub_(mp).exp_()
+    lp = ep.sum(-1, keepdim=True)
+    op = torch.matmul(ep, layer.prefix_v)
+
+    def per_row(x):  # (P, H_kv, S*g, c) -> (rows, H_kv, g, c)
+        x = x.view(p, h_kv, s, g, x.shape[-1]).permute(0, 2, 1, 3, 4)
+        return x[state.row_prompt, state.row_slot]
+
+    mp, lp, op = per_row(mp), per_row(lp), per_row(op)
+    # suffix part: the row's own generated tokens (current one included)
+    # key/value: time-major (t, rows, H_kv, D) (a few tokens per row: contiguous einsums beat
+    # thousands of tiny batched matmuls on CPU)
+    ss = torch.einsum("rhgd,trhd->trhg", q, key).mul_(scale)
+    ms = ss.amax(0)
+    es = ss.sub_(ms).exp_()
+    ls = es.sum(0).unsqueeze(-1)
+    os_ = torch.einsum("trhg,trhd->rhgd", es, value)
+    ms = ms.unsqueeze(-1)
+    m = torch.maximum(mp, ms)
+    a, b = (mp - m).exp_(), (ms - m).exp_()
+    out = (op * a + os_ * b) / (lp * a + ls * b)
+    return out.reshape(rows, 1, h_q, value.shape[-1]), None
+
+
+def _register_shared_attention() -> None:
+    from transformers import AttentionInterface
+
+    AttentionInterface.register(SHARED_ATTN, _shared_prefix_attention)
+
+
+def supports_shared_prefix(model) -> bool:
+    """True when `model` can use the shared-prefix attention: every layer is full attention, the
+    model dispatches attention through AttentionInterface and runs sdpa/eager attention now."""
+    cfg = model.config
+    layer_types = getattr(cfg, "layer_types", None) or ["full_attention"]
+    if set(layer_types) != {"full_attention"}:
+        return False
+    if getattr(cfg, "_attn_implementation", None) not in ("sdpa", "eager", None):
+        return False
+    can = getattr(model, "_can_set_attn_implementation", None)
+    try:
+        return bool(can()) if callable(can) else False
+    except Exception:  # noqa: BLE001 - any doubt: use the generic path
+        return False
+
+
 class HFSampler:
-    """Batched, KV-cached, prefill-sharing sampler for a transformers causal LM (see module doc)."""
+    """Batched, KV-cached, prefill-sharing sampler for a transformers causal LM (see module doc).
+
+    cache="auto" uses the shared-prefix cache when `supports_shared_prefix(model)`, else "expand"."""
 
     backend = "hf"
 
     def __init__(self, model, tokenizer, batch_prompts: int = 32, compact_fraction: float = 0.25,
-                 device=None):
-        if tokenizer.padding_side != "left":
-            tokenizer.padding_side = "left"
+                 cache: str = "auto", device=None):
+        if cache not in ("auto", "shared", "expand"):
+            raise ValueError(f"cache must be auto, shared or expand, got {cache!r}")
         if tokenizer.pad_token_id is None:
             raise ValueError("tokenizer has no pad token; set tokenizer.pad_token = tokenizer.eos_token")
+        tokenizer.padding_side = "left"
         self.model = model
         self.tokenizer = tokenizer
         self.batch_prompts = int(batch_prompts)
@@ -214,9 +380,11 @@ class HFSampler:
         self.device = device if device is not None else next(model.parameters()).device
         self.eos_ids = _eos_ids(model, tokenizer)
         self.pad_id = tokenizer.pad_token_id
+        self.cache_mode = ("shared" if supports_shared_prefix(model) else "expand") if cache == "auto" else cache
         # transformers >= 5.2x names the cache argument `cache` (`past_key_values` is deprecated)
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        self._layer_types = sorted(set(getattr(model.config, "layer_types", None) or ["full_attention"]))
 
     def sample(self, prompts: list[str], n: int, params: SamplingParams, seeds: list[int],
                progress=None) -> SampleOutput:
@@ -227,20 +395,28 @@ class HFSampler:
         if len(seeds) != len(prompts):
             raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
         texts, lengths, finished = [], [], []
-        stats = {"forward_calls": 0, "row_steps": 0, "compactions": 0}
+        stats = {"forward_calls": 0, "row_steps": 0, "compactions": 0, "cache": self.cache_mode}
         t0 = time.perf_counter()
-        for start in range(0, len(prompts), self.batch_prompts):
-            sl = slice(start, start + self.batch_prompts)
-            out = self._sample_batch(prompts[sl], n, params, seeds[sl], stats)
-            texts.extend(out.texts)
-            lengths.append(out.lengths)
-            finished.append(out.finished)
-            if progress is not None:
-                progress(len(out.texts) * n)
+        old_attn = getattr(self.model.config, "_attn_implementation", None)
+        if self.cache_mode == "shared":
+            _register_shared_attention()
+            self.model.set_attn_implementation(SHARED_ATTN)
+        try:
+            for start in range(0, len(prompts), self.batch_prompts):
+                sl = slice(start, start + self.batch_prompts)
+                out = self._sample_batch(prompts[sl], n, params, seeds[sl], stats)
+                texts.extend(out.texts)
+                lengths.append(out.lengths)
+                finished.append(out.finished)
+                if progress is not None:
+                    progress(len(out.texts) * n)
+        finally:
+            if self.cache_mode == "shared":
+                self.model.set_attn_implementation(old_attn)
         stats["seconds"] = time.perf_counter() - t0
-        shape = (0, n)
-        return SampleOutput(texts, np.concatenate(lengths) if lengths else np.zeros(shape, int),
-                            np.concatenate(finished) if finished else np.zeros(shape, bool), stats)
+        empty = np.zeros((0, n), int)
+        return SampleOutput(texts, np.concatenate(lengths) if lengths else empty,
+                            np.concatenate(finished) if finished else empty.astype(bool), stats)
 
     def _uniforms(self, seeds, n, steps):
         """(steps, P * n) uniforms; column p * n + s belongs to sample s of prompt p."""
@@ -253,9 +429,14 @@ class HFSampler:
             per_prompt.append(torch.rand((steps, n), generator=g))
         return torch.cat(per_prompt, dim=1).to(self.device)
 
+    def _forward(self, ids, mask, pos, cache, **kw):
+        return self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
+                          **{self._cache_kw: cache}, **kw)
+
     def _sample_batch(self, prompts, n, params: SamplingParams, seeds, stats) -> SampleOutput:
         import torch
-        model, dev, steps = self.model, self.device, params.max_new_tokens
+
+        dev, steps, shared = self.device, params.max_new_tokens, self.cache_mode == "shared"
         n_prompts = len(prompts)
         enc = self.tokenizer(prompts, return_tensors="pt", padding=True)
         ids = enc["input_ids"].to(dev)
@@ -269,20 +450,27 @@ class HFSampler:
         done = torch.zeros(rows_total, dtype=torch.bool, device=dev)
 
         with torch.inference_mode():
-            cache = make_cache(model, ids.shape[1] + steps)
-            res = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
-                        logits_to_keep=1, **{self._cache_kw: cache})
+            if shared:
+                cache = make_cache(self.model, 0, shared_steps=steps)
+                state = _SharedState(cache, mask)
+                masks = {lt: state for lt in self._layer_types}
+                res = self._forward(ids, masks, pos, cache, logits_to_keep=1)
+            else:
+                cache = make_cache(self.model, ids.shape[1] + steps)
+                res = self._forward(ids, mask, pos, cache, logits_to_keep=1)
             stats["forward_calls"] += 1
             cache.batch_repeat_interleave(n)  # the n samples of a prompt share its prefill
             logits = res.logits[:, -1, :].repeat_interleave(n, dim=0)
-            mask = mask.repeat_interleave(n, dim=0)
             next_pos = pos[:, -1].repeat_interleave(n, dim=0) + 1
             rows = torch.arange(rows_total, device=dev)  # global row of each live batch row
+            if shared:
+                state.set_rows(rows, n)
+            else:
+                mask = mask.repeat_interleave(n, dim=0)
             alive = torch.ones(rows_total, dtype=torch.bool, device=dev)
             for t in range(steps):
                 tok = sample_from_logits(logits, uniforms[t, rows], params)
-                live_rows = rows[alive]
-                out_tokens[live_rows, t] = tok[alive]
+                out_tokens[rows[alive], t] = tok[alive]
                 fin = alive & torch.isin(tok, eos)
                 lengths[rows[fin]] = t + 1
                 done[rows[fin]] = True
@@ -293,12 +481,15 @@ class HFSampler:
                 if len(rows) - n_alive >= max(1, self.compact_fraction * len(rows)):
                     keep = alive.nonzero().squeeze(1)
                     cache.batch_select_indices(keep)
-                    mask, next_pos, rows, tok = mask[keep], next_pos[keep], rows[keep], tok[keep]
-                    alive = alive[keep]
+                    next_pos, rows, tok, alive = next_pos[keep], rows[keep], tok[keep], alive[keep]
+                    if shared:
+                        state.set_rows(rows, n)
+                    else:
+                        mask = mask[keep]
                     stats["compactions"] += 1
-                mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
-                res = model(input_ids=tok.unsqueeze(1), attention_mask=mask,
-                            position_ids=next_pos.unsqueeze(1), use_cache=True, **{self._cache_kw: cache})
+                if not shared:
+                    mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
+                res = self._forward(tok.unsqueeze(1), masks if shared else mask, next_pos.unsqueeze(1), cache)
                 stats["forward_calls"] += 1
                 stats["row_steps"] += len(rows)
                 logits = res.logits[:, -1, :]

@@ -149,8 +149,9 @@ def write_log(history: list[dict], path: Path) -> None:
 
 
 def train(config: dict, variant: str, ref_path: str, records: list[dict], out_dir: str | Path,
-          steps: list[int], devices: int = 1, use_cpu: bool = True) -> dict:
-    """Run GRPO for `variant` from pi_ref on `records` (prompt, gold). Returns the run summary."""
+          steps: list[int], devices: int = 1, use_cpu: bool = True, reward_fn=None) -> dict:
+    """Run GRPO for `variant` from pi_ref on `records` (prompt, gold). Returns the run summary.
+    reward_fn: TRL reward function; default the answer checker in mode data.answer_mode."""
     from datasets import Dataset
 
     from grpo_repro.models import load_policy
@@ -167,7 +168,7 @@ def train(config: dict, variant: str, ref_path: str, records: list[dict], out_di
 
     args = GRPOConfig(**kwargs)
     data = Dataset.from_dict({"prompt": [r["prompt"] for r in records], "gold": [r["gold"] for r in records]})
-    reward_fn = make_reward_fn(config["data"]["answer_mode"])
+    reward_fn = reward_fn or make_reward_fn(config["data"]["answer_mode"])
     trainer_cls = make_trainer_class()
     trainer = trainer_cls(model=model, args=args, train_dataset=data, reward_funcs=[reward_fn],
                           processing_class=tokenizer,

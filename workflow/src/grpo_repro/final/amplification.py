@@ -49,7 +49,9 @@ def side(p_final, p_ref) -> np.ndarray:
 
 def final_vs_ref(long: pd.DataFrame) -> pd.DataFrame:
     """One row per (variant, split, prompt): p_ref, p_final (last checkpoint), counts, side."""
-    f = with_reference(final_rows(long))
+    f = final_rows(with_reference(long))
+    if f["p_ref"].isna().any():
+        raise ValueError("final checkpoint has prompts without a pi_ref (step 0) row")
     out = f[["variant", "split", "step", "prompt_id", "samples", "successes_ref", "p_ref",
              "successes", "p_hat", "ci_low", "ci_high"]].rename(
         columns={"successes": "successes_final", "p_hat": "p_final", "step": "final_step"})

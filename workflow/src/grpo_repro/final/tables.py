@@ -133,3 +133,25 @@ def trajectories(long: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
     out = with_reference(pd.concat(parts, ignore_index=True))
     out["ref_zero"] = out["successes_ref"] == 0
     return out.sort_values(["split", "prompt_id", "variant", "step"], kind="stable").reset_index(drop=True)
+
+
+def write_csv(df: pd.DataFrame, path: str | Path) -> None:
+    """Write a CSV atomically (temp file in the same folder, then rename)."""
+    import os
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def write_text(text: str, path: str | Path) -> None:
+    """Write a text file atomically."""
+    import os
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)

@@ -15,8 +15,8 @@ import itertools
 import numpy as np
 import sympy as sp
 
-from .core import (Context, Outcome, equal, log_uniform, numeric_outcome, positive,
-                   positive_on_unit_interval, reduce_mod_square, register, total_derivative)
+from .core import (Context, Outcome, equal, log_uniform, numeric_outcome, positive_on_unit_interval,
+                   reduce_mod_square, register, total_derivative)
 
 SEC = "Sec. 2"
 p = sp.Symbol("p", positive=True)             # success probability under pi_old, in (0,1)

@@ -83,8 +83,10 @@ def mirror_converges(ctx: Context) -> Outcome:
 
 @register("var.dr_weights", "Dr. GRPO (mean-only, A = r - p): w+ = 1-p, w- = p, Omega = 1", "Sec. 5", SEC)
 def dr_weights(ctx: Context) -> Outcome:
-    ok = equal(1 - p, 1 - p) and equal(-(0 - p), p) and equal((1 - p) + p, 1)
-    return Outcome(ok, "symbolic", "A(1) = 1-p, A(0) = -p; w+ + w- = 1")
+    def adv(reward):  # mean-only normalisation: A = r - mean, mean = p (adv.bernoulli_moments)
+        return reward - p
+    ok = equal(adv(1), 1 - p) and equal(-adv(0), p) and equal(adv(1) - adv(0), 1)
+    return Outcome(ok, "symbolic", "A(1) = 1-p = w+, A(0) = -p = -w-; Omega = w+ + w- = A(1) - A(0) = 1")
 
 
 @register("var.dr_grpo_one_step", "Dr. GRPO: logit p_n = logit p_ref + 1/beta; the fixed point "

@@ -1,0 +1,304 @@
+"""Evaluation of one policy checkpoint (Sec. 6): n samples per prompt, success rate per prompt.
+
+For each prompt q the table holds the number of correct samples under the strict reward (number
+after ####, the reward GRPO trains on) and under the lenient one (last number), the estimate
+p_hat(q) = successes / samples and its Wilson 95% interval.
+
+Seeds: prompt q of (variant, step, split) is sampled with its own generator seeded with
+derive_seed(seed, "eval", variant, step, split, prompt_id), so a rerun reproduces the table exactly.
+
+Resumable: prompts are processed in chunks of fixed boundaries (chunk_prompts, counted from the
+first prompt); each finished chunk is appended to `<output>.partial.jsonl` (first line: a
+fingerprint of model weights, decoding settings, seeds and prompts). A killed job restarts from
+the completed chunks of a partial file whose fingerprint matches, and yields the identical table.
+Outputs are written atomically (temporary file + os.replace) and the partial file is then removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from grpo_repro import reward
+from grpo_repro.sampler import SamplingParams, derive_seed
+from grpo_repro.stats import wilson
+
+TABLE_COLUMNS = ["variant", "split", "step", "prompt_id", "successes", "samples", "p_hat", "ci_low",
+                 "ci_high", "successes_lenient", "p_hat_lenient", "ci_low_lenient", "ci_high_lenient",
+                 "mean_tokens", "truncated"]
+SPLIT_FILES = {"test": "results/data/test.jsonl", "train": "results/data/train_pool.jsonl"}
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+SKIP_WEIGHTS = {"training_args.bin", "optimizer.pt", "scheduler.pt", "rng_state.pth", "scaler.pt"}
+
+
+# ------------------------------------------------------------------------------------------ inputs
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def model_hash(model_dir: str | Path) -> str:
+    """sha256 over the weight files of a saved model directory (names and contents, sorted)."""
+    root = Path(model_dir)
+    files = sorted(p for p in root.iterdir()
+                   if p.is_file() and p.suffix in WEIGHT_SUFFIXES and p.name not in SKIP_WEIGHTS)
+    if not files:
+        raise FileNotFoundError(f"no weight files (*.safetensors, *.bin) in {root}")
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode() + b"\0")
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def package_versions() -> dict:
+    import importlib.metadata as md
+
+    out = {"python": platform.python_version()}
+    for name in ("torch", "transformers", "trl", "numpy", "pandas", "grpo_repro", "vllm"):
+        try:
+            out[name] = md.version(name)
+        except md.PackageNotFoundError:
+            continue
+    return out
+
+
+def prompt_seeds(records, seed: int, variant: str, step: int, split: str) -> list[int]:
+    return [derive_seed(int(seed), "eval", str(variant), int(step), str(split), r["prompt_id"])
+            for r in records]
+
+
+# ------------------------------------------------------------------------------------------ scoring
+
+def score_chunk(records, out) -> list[dict]:
+    """Per-prompt counts of one chunk from a SampleOutput."""
+    rows = []
+    for i, rec in enumerate(records):
+        texts = out.texts[i]
+        rows.append({
+            "prompt_id": rec["prompt_id"],
+            "successes": sum(reward.is_correct(t, rec["gold"], "strict") for t in texts),
+            "successes_lenient": sum(reward.is_correct(t, rec["gold"], "lenient") for t in texts),
+            "samples": len(texts),
+            "tokens": int(out.lengths[i].sum()),
+            "truncated": int((~out.finished[i]).sum()),
+        })
+    return rows
+
+
+def build_table(rows: list[dict], variant: str, split: str, step: int) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    k, n = df["successes"].to_numpy(), df["samples"].to_numpy()
+    kl = df["successes_lenient"].to_numpy()
+    df["p_hat"] = k / n
+    df["ci_low"], df["ci_high"] = wilson(k, n)
+    df["p_hat_lenient"] = kl / n
+    df["ci_low_lenient"], df["ci_high_lenient"] = wilson(kl, n)
+    df["mean_tokens"] = df["tokens"] / n
+    df["variant"], df["split"], df["step"] = variant, split, int(step)
+    return df[TABLE_COLUMNS]
+
+
+# ------------------------------------------------------------------------------------------ partial file
+
+def partial_path_for(csv_path: str | Path) -> Path:
+    p = Path(csv_path)
+    return p.with_name(p.stem + ".partial.jsonl")
+
+
+def _read_partial(path: Path, fingerprint: str) -> dict[int, dict]:
+    """Completed chunks {index: record} of a partial file with this fingerprint ({} otherwise)."""
+    if not path.exists():
+        return {}
+    chunks = {}
+    with open(path) as f:
+        lines = f.read().split("\n")
+    try:
+        header = json.loads(lines[0])
+    except (json.JSONDecodeError, IndexError):
+        return {}
+    if header.get("fingerprint") != fingerprint:
+        print(f"[evaluate] {path}: different model/settings, starting over", file=sys.stderr)
+        return {}
+    for line in lines[1:]:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:  # a line cut by a kill: that chunk is redone
+            continue
+        chunks[int(rec["chunk"])] = rec
+    return chunks
+
+
+def _append_line(f, obj) -> None:
+    f.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_outputs(df: pd.DataFrame, meta: dict, csv_path: str | Path, json_path: str | Path) -> None:
+    """Table and sidecar, each atomically; the partial file of the table is removed afterwards."""
+    atomic_write_text(json_path, json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    atomic_write_text(csv_path, df.to_csv(index=False))
+    partial_path_for(csv_path).unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------------------------------ evaluation
+
+def evaluate_records(sampler, records: list[dict], *, samples: int, params: SamplingParams, seed: int,
+                     variant: str, step: int, split: str, model_sha256: str = "",
+                     chunk_prompts: int | None = None, partial_path: str | Path | None = None,
+                     progress: bool = True, max_chunks: int | None = None):
+    """Evaluate `records` ({prompt_id, prompt, gold}); returns (table DataFrame, metadata dict).
+
+    `max_chunks` stops after that many newly computed chunks (tests: a simulated kill) and returns
+    (None, None)."""
+    from tqdm import tqdm
+
+    if not records:
+        raise ValueError(f"no prompts to evaluate for split {split!r}")
+    chunk_prompts = int(chunk_prompts or getattr(sampler, "batch_prompts", 32))
+    seeds = prompt_seeds(records, seed, variant, step, split)
+    ids_hash = hashlib.sha256("\n".join(r["prompt_id"] + "\t" + r["prompt"] + "\t" + str(r["gold"])
+                                        for r in records).encode()).hexdigest()
+    settings = {"model_sha256": model_sha256, "decoding": params.as_dict(), "samples": int(samples),
+                "seed": int(seed), "variant": variant, "step": int(step), "split": split,
+                "prompts_sha256": ids_hash, "chunk_prompts": chunk_prompts,
+                "backend": getattr(sampler, "backend", "?")}
+    fingerprint = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
+    bounds = [(s, min(s + chunk_prompts, len(records))) for s in range(0, len(records), chunk_prompts)]
+
+    done = _read_partial(Path(partial_path), fingerprint) if partial_path else {}
+    done = {i: c for i, c in done.items() if i < len(bounds)}
+    resumed = sorted(done)
+    fh = None
+    if partial_path:
+        partial_path = Path(partial_path)
+        partial_path.parent.mkdir(parents=True, exist_ok=True)
+        # rewritten (atomically) from the chunks kept, so a line cut by a kill never precedes new ones
+        lines = [{"fingerprint": fingerprint, "settings": settings}] + [done[i] for i in resumed]
+        atomic_write_text(partial_path, "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines))
+        fh = open(partial_path, "a")
+
+    total = len(records) * samples
+    initial = sum(len(done[i]["rows"]) for i in done) * samples
+    bar = tqdm(total=total, initial=initial, unit="sample", desc=f"eval {variant} step {step} {split}",
+               disable=not progress, file=sys.stderr, dynamic_ncols=True,
+               mininterval=0.5 if sys.stderr.isatty() else 15)
+    t0, new_tokens, new_samples, computed = time.perf_counter(), 0, 0, 0
+    try:
+        for i, (a, b) in enumerate(bounds):
+            if i in done:
+                continue
+            if max_chunks is not None and computed >= max_chunks:
+                return None, None
+            chunk = records[a:b]
+            out = sampler.sample([r["prompt"] for r in chunk], samples, params, seeds[a:b],
+                                 progress=bar.update)
+            rows = score_chunk(chunk, out)
+            rec = {"chunk": i, "rows": rows,
+                   "examples": [{"prompt_id": chunk[j]["prompt_id"], "completions": out.texts[j][:3]}
+                                for j in range(min(2, len(chunk)))]}
+            if fh is not None:
+                _append_line(fh, rec)
+            done[i] = rec
+            computed += 1
+            new_tokens += out.n_tokens
+            new_samples += len(chunk) * samples
+            elapsed = time.perf_counter() - t0
+            bar.set_postfix(tok_s=f"{new_tokens / max(elapsed, 1e-9):.0f}", refresh=False)
+    finally:
+        bar.close()
+        if fh is not None:
+            fh.close()
+    seconds = time.perf_counter() - t0
+
+    rows = [row for i in range(len(bounds)) for row in done[i]["rows"]]
+    df = build_table(rows, variant, split, step)
+    n_tok = int(sum(r["tokens"] for r in rows))
+    meta = {
+        **settings,
+        "n_prompts": len(records),
+        "mean_p_hat": float(df["p_hat"].mean()),
+        "mean_p_hat_lenient": float(df["p_hat_lenient"].mean()),
+        "se_mean_p_hat": float(df["p_hat"].std(ddof=1) / np.sqrt(len(df))) if len(df) > 1 else None,
+        "mean_completion_tokens": n_tok / (len(rows) * samples),
+        "truncated_fraction": float(df["truncated"].sum() / (len(rows) * samples)),
+        "seed_scheme": "torch.Generator per prompt, seed = derive_seed(seed, 'eval', variant, step, "
+                       "split, prompt_id) (sha256); inverse-CDF sampling from its uniforms",
+        "timing": {"seconds": seconds, "resumed_chunks": resumed, "computed_chunks": computed,
+                   "samples_per_s": new_samples / seconds if seconds > 0 and new_samples else None,
+                   "tokens_per_s": new_tokens / seconds if seconds > 0 and new_tokens else None},
+        "sampler": {"batch_prompts": getattr(sampler, "batch_prompts", None),
+                    "cache": getattr(sampler, "cache_mode", None)},
+        "examples": [e for i in range(min(1, len(bounds))) for e in done[i].get("examples", [])],
+        "versions": package_versions(),
+    }
+    return df, meta
+
+
+def run_checkpoint_eval(model_dir: str | Path, config: dict, variant: str, step: int,
+                        data: dict[str, str | Path], outputs: dict[str, tuple[str | Path, str | Path]],
+                        threads: int = 1, progress: bool = True, device: str | None = None) -> dict:
+    """Evaluate one model on every split of `data` ({split: jsonl}), writing outputs[split] =
+    (csv, json). Returns {split: mean strict p_hat}. Used by workflow/scripts/evaluate_checkpoint.py."""
+    import torch
+
+    from grpo_repro.config import eval_temperature
+    from grpo_repro.models import load_policy
+    from grpo_repro.sampler import make_sampler
+
+    torch.set_num_threads(max(1, int(threads)))
+    ecfg = config["eval"]
+    params = SamplingParams(temperature=float(eval_temperature(config)), top_p=float(ecfg["top_p"]),
+                            top_k=int(ecfg["top_k"]), max_new_tokens=int(ecfg["max_new_tokens"]))
+    if device is None:
+        device = "cuda" if ecfg["backend"] == "vllm" or torch.cuda.is_available() else "cpu"
+    t_load = time.perf_counter()
+    model, tokenizer = load_policy(model_dir, device="cpu" if ecfg["backend"] == "vllm" else device)
+    sampler = make_sampler(ecfg["backend"], model, tokenizer, model_path=model_dir,
+                           batch_prompts=int(ecfg["batch_prompts"]))
+    digest = model_hash(model_dir)
+    load_s = time.perf_counter() - t_load
+    summary = {}
+    for split, path in data.items():
+        csv_path, json_path = outputs[split]
+        records = read_jsonl(path)
+        df, meta = evaluate_records(sampler, records, samples=int(ecfg["samples"]), params=params,
+                                    seed=int(config["seed"]), variant=variant, step=int(step), split=split,
+                                    model_sha256=digest, partial_path=partial_path_for(csv_path),
+                                    progress=progress)
+        meta.update(model_dir=str(model_dir), data=str(path), threads=int(threads),
+                    model_load_seconds=load_s)
+        write_outputs(df, meta, csv_path, json_path)
+        summary[split] = meta["mean_p_hat"]
+        print(f"[evaluate] {variant} step {step} {split}: mean p_hat {meta['mean_p_hat']:.4f} "
+              f"(lenient {meta['mean_p_hat_lenient']:.4f}), {meta['timing']['seconds']:.1f}s, "
+              f"{meta['timing']['tokens_per_s'] or 0:.0f} tokens/s", file=sys.stderr)
+    return summary

@@ -1,0 +1,254 @@
+"""Figures of the final stage, drawn only from the data frames the compute rules wrote (CSV/JSON):
+restyling reruns these functions, never evaluation or training.
+
+* `trajectories`       Fig 3 of the paper: per-prompt success rate along checkpoints, Wilson 95% bars,
+                       one panel per variant; prompts with p_ref = 0 dashed with open markers;
+* `amplification_mean` mean success vs step per variant, bootstrap 95% band, one panel per split;
+* `amplification_scatter` p_ref vs final p per prompt with the diagonal and the shares above/on/below;
+* `amplification_hist` histograms of p_ref and of the final p;
+* `overlay`            measured trajectories beside the variant's predicted recurrence (top) and
+                       measured final p vs p_ref with the predicted iterate/limit curves (bottom);
+* `summary_html`       the summary tables as one HTML page (for the Snakemake report).
+Style, colours and atomic PNG+PDF saving come from grpo_repro.plotting.style.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from grpo_repro.plotting import style  # noqa: E402
+
+VARIANT_LABEL = {"grpo": "GRPO", "mirror": "Mirror GRPO", "dr_grpo": "Dr. GRPO",
+                 "mirror_dr": "Mirror Dr. GRPO", "ref": "pi_ref"}
+
+
+def _label(v: str) -> str:
+    return VARIANT_LABEL.get(v, v)
+
+
+def _panels(n: int, nrows: int = 1, width: float = 3.2, height: float = 2.9, sharey=True):
+    fig, axes = plt.subplots(nrows, n, figsize=(width * n, height * nrows), sharey=sharey, squeeze=False)
+    return fig, axes
+
+
+def _prompt_colors(ids):
+    cmap = plt.get_cmap("tab10" if len(ids) <= 10 else "tab20")
+    return {pid: cmap(i % cmap.N) for i, pid in enumerate(ids)}
+
+
+def _errbars(ax, x, y, lo, hi, **kw):
+    y, lo, hi = np.asarray(y, float), np.asarray(lo, float), np.asarray(hi, float)
+    yerr = np.vstack([np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)])
+    return ax.errorbar(x, y, yerr=yerr, capsize=2, elinewidth=0.8, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# trajectories (Fig 3)
+# ---------------------------------------------------------------------------------------------
+def trajectories(traj: pd.DataFrame, split: str, variants, out_stem: str, title: str = "") -> None:
+    style.apply()
+    t = traj[traj["split"] == split]
+    ids = sorted(t["prompt_id"].unique(), key=lambda s: (len(s), s))
+    colors = _prompt_colors(ids)
+    fig, axes = _panels(len(variants))
+    for ax, v in zip(axes[0], variants):
+        tv = t[t["variant"] == v]
+        for pid in ids:
+            g = tv[tv["prompt_id"] == pid].sort_values("step")
+            if g.empty:
+                continue
+            zero = bool(g["ref_zero"].iloc[0])
+            _errbars(ax, g["step"], g["p_hat"], g["ci_low"], g["ci_high"], color=colors[pid],
+                     marker="o", ms=3.5, lw=1.2, ls="--" if zero else "-",
+                     mfc="white" if zero else colors[pid],
+                     label=f"{pid} (p_ref=0)" if zero else str(pid))
+        ax.set_title(_label(v))
+        ax.set_xlabel("training step")
+        ax.set_ylim(-0.03, 1.03)
+    axes[0, 0].set_ylabel(f"success rate ({split} prompt)")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 7), fontsize="small",
+               frameon=False, bbox_to_anchor=(0.5, -0.02))
+    fig.suptitle(title or f"Per-prompt success along checkpoints ({split}); Wilson 95% bars; "
+                 "dashed/open = p_ref = 0")
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    style.save(fig, out_stem)
+
+
+# ---------------------------------------------------------------------------------------------
+# amplification
+# ---------------------------------------------------------------------------------------------
+def amplification_mean(mean: pd.DataFrame, splits, variants, out_stem: str) -> None:
+    style.apply()
+    fig, axes = _panels(len(splits), width=4.2, height=3.2)
+    for ax, split in zip(axes[0], splits):
+        m = mean[mean["split"] == split]
+        for v in variants:
+            g = m[m["variant"] == v].sort_values("step")
+            c = style.variant_color(v)
+            ax.plot(g["step"], g["mean"], marker="o", ms=3, color=c, label=_label(v))
+            ax.fill_between(g["step"], g["low"], g["high"], color=c, alpha=0.2, lw=0)
+        ax.set_title(f"{split} prompts")
+        ax.set_xlabel("training step")
+    axes[0, 0].set_ylabel("mean success (95% bootstrap CI)")
+    axes[0, -1].legend(fontsize="small")
+    fig.tight_layout()
+    style.save(fig, out_stem)
+
+
+def amplification_scatter(prompts: pd.DataFrame, shares: pd.DataFrame, split: str, variants,
+                          out_stem: str) -> None:
+    style.apply()
+    fig, axes = _panels(len(variants), height=3.2)
+    for ax, v in zip(axes[0], variants):
+        g = prompts[(prompts["split"] == split) & (prompts["variant"] == v)]
+        ax.scatter(g["p_ref"], g["p_final"], s=9, alpha=0.45, color=style.variant_color(v), lw=0)
+        ax.plot([0, 1], [0, 1], color="0.3", lw=0.8, ls="--")
+        s = shares[(shares["split"] == split) & (shares["variant"] == v)]
+        if len(s):
+            r = s.iloc[0]
+            ax.text(0.97, 0.03, f"above {100 * r.share_above:.0f}%\non {100 * r.share_on:.0f}%\n"
+                    f"below {100 * r.share_below:.0f}%\n(n = {int(r.n_prompts)})",
+                    transform=ax.transAxes, ha="right", va="bottom", fontsize="small")
+        step = int(g["final_step"].iloc[0]) if len(g) else 0
+        ax.set_title(f"{_label(v)} (step {step})")
+        ax.set_xlabel("p_ref (pi_ref)")
+        ax.set_xlim(-0.03, 1.03)
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_aspect("equal")
+    axes[0, 0].set_ylabel("final p")
+    fig.suptitle(f"Per-prompt success, final checkpoint vs pi_ref ({split})")
+    fig.tight_layout()
+    style.save(fig, out_stem)
+
+
+def amplification_hist(prompts: pd.DataFrame, split: str, variants, out_stem: str) -> None:
+    style.apply()
+    fig, axes = _panels(len(variants), height=2.8)
+    samples = int(prompts["samples"].max()) if len(prompts) else 50
+    nb = min(samples + 1, 26)
+    bins = np.linspace(0, 1, nb + 1)
+    for ax, v in zip(axes[0], variants):
+        g = prompts[(prompts["split"] == split) & (prompts["variant"] == v)]
+        ax.hist(g["p_ref"], bins=bins, histtype="step", color="0.35", lw=1.4, label="p_ref")
+        ax.hist(g["p_final"], bins=bins, alpha=0.55, color=style.variant_color(v), label="final p")
+        ax.set_title(_label(v))
+        ax.set_xlabel("per-prompt success rate")
+        ax.legend(fontsize="small")
+    axes[0, 0].set_ylabel("prompts")
+    fig.suptitle(f"Distribution of per-prompt success, pi_ref vs final checkpoint ({split})")
+    fig.tight_layout()
+    style.save(fig, out_stem)
+
+
+# ---------------------------------------------------------------------------------------------
+# theory overlay
+# ---------------------------------------------------------------------------------------------
+def overlay(traj: pd.DataFrame, curves: pd.DataFrame, split: str, variants, out_stem: str) -> None:
+    style.apply()
+    t = traj[traj["split"] == split]
+    sel = t[t["selected"]]
+    ids = sorted(sel["prompt_id"].unique(), key=lambda s: (len(s), s))
+    colors = _prompt_colors(ids)
+    fig, axes = _panels(len(variants), nrows=2, height=3.1)
+    for j, v in enumerate(variants):
+        ax = axes[0, j]
+        tv = sel[sel["variant"] == v]
+        last = int(tv["step"].max()) if len(tv) else 1
+        for pid in ids:
+            g = tv[tv["prompt_id"] == pid].sort_values("step")
+            if g.empty:
+                continue
+            c = colors[pid]
+            zero = bool((g["successes_ref"] == 0).iloc[0])
+            _errbars(ax, g["step"], g["p_hat"], g["ci_low"], g["ci_high"], color=c, marker="o", ms=3,
+                     lw=1.1, ls="--" if zero else "-", mfc="white" if zero else c,
+                     label=f"{pid} (p_ref=0)" if zero else str(pid))
+            ax.plot(g["step"], g["p_pred_iter"], color=c, ls=":", lw=1.3)
+            ax.plot([last * 1.04], [g["p_pred_limit"].iloc[-1]], marker=">", color=c, ms=5, clip_on=False)
+        ax.set_title(f"{_label(v)}\nmeasured vs iterate n = checkpoint index (dotted)",
+                     fontsize="small")
+        ax.set_xlabel("training step (arrow: predicted limit)")
+        ax.set_ylim(-0.03, 1.03)
+        ax2 = axes[1, j]
+        f = t[(t["variant"] == v) & (t["step"] == t[t["variant"] == v]["step"].max())]
+        ax2.scatter(f["p_ref"], f["p_hat"], s=9, alpha=0.45, color=style.variant_color(v), lw=0,
+                    label="measured final")
+        cv = curves[curves["variant"] == v].sort_values("p_ref")
+        if len(cv):
+            n = int(cv["n_iter"].iloc[0])
+            ax2.plot(cv["p_ref"], cv["p_iter_1"], color="0.2", ls=":", lw=1.1, label="iterate 1")
+            ax2.plot(cv["p_ref"], cv["p_iter_n"], color="0.2", ls="--", lw=1.1, label=f"iterate {n}")
+            ax2.plot(cv["p_ref"], cv["p_limit"], color="0.2", lw=1.1, label="limit")
+        ax2.plot([0, 1], [0, 1], color="0.6", lw=0.7)
+        ax2.set_xlabel("measured p_ref")
+        ax2.set_xlim(-0.03, 1.03)
+        ax2.set_ylim(-0.03, 1.03)
+        if j == len(variants) - 1:
+            ax2.legend(fontsize="x-small", loc="lower right")
+    axes[0, 0].set_ylabel("success rate")
+    axes[1, 0].set_ylabel("final p (measured) / predicted")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 7), fontsize="small",
+               frameon=False, bbox_to_anchor=(0.5, -0.01))
+    fig.suptitle(f"Theory overlay ({split}): each variant's recurrence from the measured p_ref. "
+                 "Training steps are not exact iterations.", fontsize="medium")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    style.save(fig, out_stem)
+
+
+# ---------------------------------------------------------------------------------------------
+# summary table (HTML page for the report)
+# ---------------------------------------------------------------------------------------------
+def _table(df: pd.DataFrame) -> str:
+    def fmt(x):
+        return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4g}"
+    return df.to_html(index=False, float_format=fmt, na_rep="n/a", border=0, classes="summary")
+
+
+def summary_html(s: dict) -> str:
+    """Stand-alone HTML page of results/summary.json's main tables."""
+    mean = pd.DataFrame(s["mean_success"])
+    paired = pd.DataFrame(s["paired_difference"])
+    over = pd.DataFrame(s["theory_overlay"])
+    pc, d = s["paper_comparison"], s["derivations"]
+    paper = pd.DataFrame([
+        {"": "paper (GSM8K test)", "pi_ref": pc["paper"]["ref_mean_success"],
+         "final (grpo)": pc["paper"]["final_mean_success"]},
+        {"": f"this run ({pc['ours']['split']}, step {pc['ours']['final_step']})",
+         "pi_ref": pc["ours"]["ref_mean_success"], "final (grpo)": pc["ours"]["final_mean_success"]}])
+    over_cols = ["variant", "split", "frac_amplified_measured", "frac_amplified_predicted", "n_ref_zero",
+                 "n_ref_zero_stayed_zero", "spearman_limit", "spearman_iter", "spearman_p_ref",
+                 "mean_abs_gap_limit", "nominal_iterations_final"]
+    t = s["config"]["train"]
+    cfg = (f"beta = {t['beta']}, smoothing eps = {t['smoothing_eps']}, advantage = {t['advantage']}, "
+           f"mu = {t['num_iterations']}, G = {t['num_generations']}, lr = {t['learning_rate']}, "
+           f"model = {s['config']['model']['name_or_path'] or 'organism'}, data = {s['config']['data']['source']}")
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Summary</title><style>"
+        "body{font:14px sans-serif;margin:1em}table.summary{border-collapse:collapse;font:13px sans-serif}"
+        "table.summary td,table.summary th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}"
+        "</style></head><body>",
+        f"<p>Configuration: {html.escape(cfg)}.</p>",
+        "<h2>Reference and final mean success beside the paper (Sec. 6)</h2>", _table(paper),
+        f"<p>{html.escape(pc['statement'])}</p>",
+        "<h2>Mean success per checkpoint (95% bootstrap interval over prompts)</h2>",
+        _table(mean[["variant", "split", "step", "n_prompts", "mean", "low", "high", "mean_lenient"]]),
+        "<h2>Final - p_ref, paired over prompts (95% paired bootstrap interval)</h2>",
+        _table(paired[["variant", "split", "final_step", "n_prompts", "mean_ref", "mean_final", "mean_diff",
+                       "low", "high"]]),
+        "<h2>Theory overlay</h2>", f"<p>{html.escape(s['iteration_note'])}</p>",
+        _table(over[[c for c in over_cols if c in over.columns]]),
+        "<h2>Derivation checks (stage 1)</h2>",
+        f"<p>Claims passed {d['claims_passed']} / {d['claims_total']}; paper errata confirmed "
+        f"{d['errata_passed']} / {d['errata_total']}.</p>",
+        "</body></html>"]
+    return "\n".join(parts)
