@@ -15,7 +15,13 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/theory.smk"
+include: "workflow/rules/figures.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/plots.smk"
+
+
+report: "workflow/report/workflow.rst"
 
 
 rule all:

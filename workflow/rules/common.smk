@@ -42,8 +42,8 @@ wildcard_constraints:
 
 def all_targets():
     """Every final artifact of the graph (extended as stages land)."""
-    targets = theory_targets()
-    targets += train_targets()
+    targets = theory_targets() + figures_targets()
+    targets += train_targets() + eval_targets() + plots_targets()
     return targets
 
 

@@ -11,5 +11,5 @@ sys.stderr = sys.stdout = open(sm.log[0], "w")
 prompts = tables.read_long(sm.input.prompts)
 split, variants = sm.wildcards.split, sm.params.variants
 plots.amplification_scatter(prompts, pd.read_csv(sm.input.shares), split, variants,
-                            sm.output.scatter_png[: -len(".png")])
-plots.amplification_hist(prompts, split, variants, sm.output.hist_png[: -len(".png")])
+                            sm.output.scatter_png, sm.output.scatter_pdf)
+plots.amplification_hist(prompts, split, variants, sm.output.hist_png, sm.output.hist_pdf)

@@ -99,40 +99,35 @@ def _grid(lo: float, hi: float, beta: float, eps: float, n: int, outer: int = 0)
 
 def _roots(f_vec, f_scalar, grid: np.ndarray) -> list[float]:
     """Every root of f on [grid[0], grid[-1]] bracketed by the grid (plus near-tangent pairs)."""
-    vals = f_vec(grid)
-    xs = list(grid)
-    fs = list(vals)
-    # refine interior local extrema whose value does not change sign with its neighbours
-    d = np.diff(vals)
-    ext = np.where(np.sign(d[:-1]) * np.sign(d[1:]) < 0)[0] + 1
-    extra = []
+    xs = np.asarray(grid, float)
+    fs = f_vec(xs)
+    # refine interior local extrema whose value does not change sign with its neighbours:
+    # a positive local min / negative local max may still cross 0 between grid points
+    d = np.diff(fs)
+    ext = np.where((np.sign(d[:-1]) * np.sign(d[1:]) < 0)
+                   & (fs[:-2] * fs[1:-1] > 0) & (fs[1:-1] * fs[2:] > 0))[0] + 1
+    extra_x, extra_f = [], []
     for i in ext:
-        if vals[i - 1] * vals[i] <= 0 or vals[i] * vals[i + 1] <= 0:
-            continue
-        sgn = 1.0 if vals[i] > 0 else -1.0  # a positive local min / negative local max may cross 0
-        res = minimize_scalar(lambda t: sgn * f_scalar(t), bounds=(grid[i - 1], grid[i + 1]),
+        sgn = 1.0 if fs[i] > 0 else -1.0
+        res = minimize_scalar(lambda t: sgn * f_scalar(t), bounds=(xs[i - 1], xs[i + 1]),
                               method="bounded", options={"xatol": 1e-13})
         if sgn * res.fun < 0:
-            extra.append((res.x, f_scalar(res.x)))
-    if extra:
-        for x, fx in extra:
-            xs.append(x)
-            fs.append(fx)
-        order = np.argsort(xs)
-        xs = list(np.asarray(xs)[order])
-        fs = list(np.asarray(fs)[order])
-    roots = []
-    for i in range(len(xs)):
-        if fs[i] == 0.0:
-            roots.append(float(xs[i]))
-        if i + 1 < len(xs) and fs[i] * fs[i + 1] < 0:
-            roots.append(brentq(f_scalar, xs[i], xs[i + 1], xtol=1e-15, rtol=4 * np.finfo(float).eps,
-                                maxiter=500))
+            extra_x.append(res.x)
+            extra_f.append(f_scalar(res.x))
+    if extra_x:
+        xs = np.concatenate([xs, extra_x])
+        fs = np.concatenate([fs, extra_f])
+        order = np.argsort(xs, kind="stable")
+        xs, fs = xs[order], fs[order]
+    roots = list(xs[fs == 0.0])
+    for i in np.where(fs[:-1] * fs[1:] < 0)[0]:
+        roots.append(brentq(f_scalar, xs[i], xs[i + 1], xtol=1e-15, rtol=4 * np.finfo(float).eps,
+                            maxiter=500))
     roots.sort()
     out = []
     for r in roots:
         if not out or abs(r - out[-1]) > _SAME_X * (1 + abs(r)):
-            out.append(r)
+            out.append(float(r))
     return out
 
 

@@ -17,8 +17,8 @@ factor is constant on each), so Delta_R = 0 identically; a perturbed pi_0 exerci
 (it then decays like (1-alpha)^n).
 
 An independent optimiser (`optimiser_iterations`) maximises the KL-regularised objective as the
-paper writes it (both KL terms explicitly for two_kl, no Lemma 2) by damped Newton ascent on the
-logits, chained on its own iterates, and must land on the closed form.
+paper writes it (both KL terms explicitly for two_kl, no Lemma 2) by a damped constrained Newton
+method on the simplex, chained on its own iterates, and must land on the closed form.
 """
 
 from __future__ import annotations
@@ -185,50 +185,49 @@ def _kl_terms(variant: str, log_pi_ref, log_pi_prev, alpha):
     return [(alpha, log_pi_ref), (1.0 - alpha, log_pi_prev)]
 
 
-def objective(theta: np.ndarray, adv: np.ndarray, kl_terms, beta: float):
-    """Per-prompt J(theta) = E_pi a - beta sum_j c_j KL(pi || anchor_j), pi = softmax(theta),
-    with its gradient and Hessian in theta: returns (J (Q,), grad (Q,K), hess (Q,K,K))."""
-    lp = log_normalise(theta)
-    pi = np.exp(lp)
+def objective(pi: np.ndarray, adv: np.ndarray, kl_terms, beta: float) -> np.ndarray:
+    """Per-prompt J(pi) = E_pi a - beta sum_j c_j KL(pi || anchor_j) (the paper's objective)."""
+    with np.errstate(divide="ignore"):
+        lp = np.log(pi)
     val = np.sum(pi * adv, axis=-1)
-    g = adv.copy()
     for c, la in kl_terms:
-        val = val - beta * c * np.sum(pi * (lp - la), axis=-1)
-        g = g - beta * c * (lp - la)
+        val = val - beta * c * np.sum(np.where(pi > 0, pi * (lp - la), 0.0), axis=-1)
+    return val
+
+
+def maximise_objective(adv: np.ndarray, kl_terms, beta: float, pi0: np.ndarray,
+                       tol: float = 1e-26, max_iter: int = 500) -> np.ndarray:
+    """argmax over the simplex of J(pi) (strictly concave), every prompt at once, by damped Newton
+    with the equality constraint sum pi = 1 (exact Hessian -beta sum_j c_j diag(1/pi)),
+    a fraction-to-boundary rule keeping pi > 0 (entries below 1e-200, which weigh nothing in
+    J or in L1, are floored at the smallest normal float instead) and backtracking on J.
+    Returns log pi."""
+    pi = pi0.copy()
     csum = sum(c for c, _ in kl_terms)
-    gc = g - np.sum(pi * g, axis=-1, keepdims=True)          # g - E_pi g
-    grad = pi * gc
-    eye = np.eye(pi.shape[-1])
-    dpi = pi[..., :, None] * (eye - pi[..., None, :])        # d pi_k / d theta_l
-    hess = (dpi * gc[..., :, None]
-            - pi[..., :, None] * (beta * csum * (eye - pi[..., None, :]) + (pi * gc)[..., None, :]))
-    return val, grad, hess
-
-
-def maximise_objective(adv: np.ndarray, kl_terms, beta: float, theta0: np.ndarray,
-                       tol: float = 1e-15, max_iter: int = 200) -> np.ndarray:
-    """argmax over softmax(theta) of E_pi a - beta sum_j c_j KL(pi || anchor_j), every prompt at
-    once, by damped Newton ascent on the logits (backtracking; gradient step where the Newton
-    direction is not an ascent direction). Returns log pi."""
-    theta = theta0.copy()
-    k = theta.shape[-1]
-    shift = np.ones((k, k)) + 1e-13 * np.eye(k)  # gauge (pi invariant to theta + c 1) + tiny ridge
-    steps = 0.5 ** np.arange(40)
+    steps = 0.5 ** np.arange(60)
+    rows = np.arange(pi.shape[0])
     for _ in range(max_iter):
-        val, grad, hess = objective(theta, adv, kl_terms, beta)
-        if np.max(np.abs(grad)) <= tol:
+        lp = np.log(pi)
+        grad = adv.copy()
+        for c, la in kl_terms:
+            grad = grad - beta * c * (lp - la + 1.0)
+        nu = np.sum(pi * grad, axis=-1, keepdims=True)         # multiplier of sum pi = 1
+        d = pi * (grad - nu) / (beta * csum)                    # Newton step, sum d = 0
+        decrement = np.sum(d * (grad - nu), axis=-1)            # Newton decrement^2 (>= 0)
+        if np.max(decrement) <= tol:
             break
-        d = np.linalg.solve(hess - shift, -grad[..., None])[..., 0]
-        ascent = np.sum(d * grad, axis=-1) > 0
-        d = np.where(ascent[:, None], d, grad)
-        # largest step in 1, 1/2, 1/4, ... that does not decrease J (per prompt)
-        cand = theta[None] + steps[:, None, None] * d[None]
-        vals = np.stack([objective(c, adv, kl_terms, beta)[0] for c in cand])
+        with np.errstate(divide="ignore", invalid="ignore"):  # entries below 1e-200 may hit the floor
+            room = np.where((d < 0) & (pi > 1e-200), -pi / d, np.inf).min(axis=-1)
+        t_max = np.minimum(1.0, 0.99 * room)
+        cand = pi[None] + (steps[:, None] * t_max[None])[..., None] * d[None]
+        cand = np.maximum(cand, np.finfo(float).tiny)
+        cand = cand / cand.sum(axis=-1, keepdims=True)
+        val = objective(pi, adv, kl_terms, beta)
+        vals = objective(cand, adv, kl_terms, beta)                  # (steps, Q)
         ok = vals >= val[None] - 1e-15 * (1 + np.abs(val[None]))
         first = np.where(ok.any(axis=0), ok.argmax(axis=0), len(steps) - 1)
-        theta = cand[first, np.arange(theta.shape[0])]
-        theta = theta - theta.max(axis=-1, keepdims=True)
-    return log_normalise(theta)
+        pi = np.where((decrement > tol)[:, None], cand[first, rows], pi)
+    return np.log(pi)
 
 
 def optimiser_iterations(problem: Problem, variant: str, beta: float, eps: float, n_iter: int,
@@ -243,7 +242,7 @@ def optimiser_iterations(problem: Problem, variant: str, beta: float, eps: float
         p_prev = pos(log_pi, problem.reward)
         adv = advantage_table(problem.reward, p_prev, eps, mean_only)
         terms = _kl_terms(variant, problem.log_pi_ref, log_pi, alpha)
-        log_pi = maximise_objective(adv, terms, beta, theta0=log_pi.copy())
+        log_pi = maximise_objective(adv, terms, beta, pi0=np.exp(log_pi))
         out[n] = log_pi
     return out
 

@@ -1,26 +1,33 @@
 """Batched sampling of many completions per prompt from a transformers causal LM (evaluation, Sec. 6:
 50 samples per question).
 
-`HFSampler` (CPU or GPU, any transformers causal LM with a DynamicCache):
+`HFSampler` (CPU or GPU): many prompts per batch, left padded (attention mask + explicit position
+ids = cumsum of the mask, so padding changes nothing), KV-cached, temperature / top-k / top-p (same
+order and semantics as transformers' logits warpers), max_new_tokens, EOS (every id of
+generation_config.eos_token_id and the tokenizer's). Two cache strategies:
 
-* many prompts per batch, left padded; attention mask and explicit position ids (cumsum of the mask)
-  so padding changes nothing;
-* each prompt is prefilled ONCE (last-position logits only) and its KV cache is repeated along the
-  batch dimension to its n samples (`DynamicCache.batch_repeat_interleave`), so the n samples share
-  the prompt's prefill;
-* KV-cached decoding; rows that emitted EOS stop costing compute: they are dropped from the batch
-  (cache, mask, positions: `batch_select_indices`) whenever a fraction `compact_fraction` of the
-  live batch has finished;
-* temperature / top-k / top-p (same order and semantics as transformers' logits warpers),
-  max_new_tokens, EOS handling (every id of generation_config.eos_token_id and the tokenizer's).
+* cache="shared" (default when the model supports it: full-attention layers dispatched through
+  transformers' AttentionInterface, e.g. Qwen2/2.5/3, Llama, Mistral): each prompt is prefilled
+  ONCE and its keys/values are kept once (not copied per sample); a registered attention function
+  attends to [prompt prefix ; generated suffix] in two parts merged by log-sum-exp (cascade /
+  shared-prefix attention). Decoding runs on a prefix tree: samples of a prompt whose generated
+  tokens are so far identical have identical next-token distributions, so the forward pass runs
+  once per distinct (prompt, generated prefix) node and every sample draws its own token from its
+  node's distribution with its own uniform. This is exact (the same distribution as decoding each
+  sample separately) and, for a trained policy whose samples agree on most tokens, several times
+  cheaper. Finished samples leave at once; a node lives while one of its samples does.
+* cache="expand" (any transformers causal LM): after the prefill the prompt cache is repeated n
+  times along the batch (`DynamicCache.batch_repeat_interleave`), new keys/values go into a
+  preallocated buffer, and finished rows are dropped (`batch_select_indices`) whenever a fraction
+  `compact_fraction` of the live batch has finished.
 
 Randomness: each prompt owns a torch.Generator seeded with its own seed (callers derive it with
-`derive_seed(seed, variant, step, split, prompt_id)`), which draws the uniforms of all its samples
-and positions up front: u[t, s] for position t of sample s. Token t of sample s is the inverse-CDF
-draw of u[t, s] under the (filtered) next-token distribution. A prompt's samples therefore depend on
-its seed only, not on which prompts share its batch, the batch size or when finished rows are
-dropped (up to floating-point differences of batched matmuls), and a rerun with the same seeds and
-batches reproduces them exactly.
+`derive_seed(seed, "eval", variant, step, split, prompt_id)`), which draws the uniforms of all its
+samples and positions up front: u[t, s] for position t of sample s. Token t of sample s is the
+inverse-CDF draw of u[t, s] under the (filtered) next-token distribution. A prompt's samples thus
+depend on its seed only, not on which prompts share its batch, the batch size, the cache strategy
+or when finished rows are dropped (up to floating-point differences of differently shaped
+matmuls), and a rerun with the same seeds and batches reproduces them bit for bit.
 
 `VLLMSampler`: the same interface on vLLM (GPU), import-guarded.
 """
@@ -66,25 +73,26 @@ class SamplingParams:
 @dataclass
 class SampleOutput:
     """Completions of P prompts x n samples: texts[p][s], lengths[p, s] (generated tokens, EOS
-    included), finished[p, s] (EOS emitted before max_new_tokens ran out)."""
+    included), finished[p, s] (EOS emitted before max_new_tokens ran out), tokens[p, s, :] (ids,
+    padded with the pad id after the length; None for backends that do not return them)."""
 
     texts: list[list[str]]
     lengths: np.ndarray
     finished: np.ndarray
     stats: dict = field(default_factory=dict)
+    tokens: np.ndarray | None = None
 
     @property
     def n_tokens(self) -> int:
         return int(self.lengths.sum())
 
 
-def sample_from_logits(logits, u, params: SamplingParams):
-    """One token per row of `logits` (rows, V) from the uniforms `u` (rows,) by inverse CDF after
-    temperature, top-k and top-p (transformers' order). Greedy when temperature == 0."""
+def token_cdf(logits, params: SamplingParams):
+    """(cdf, index) of the next-token distribution of each row of `logits` (rows, V) after
+    temperature, top-k and top-p (transformers' order); cdf is unnormalised, over the vocabulary
+    (index None) or over the tokens sorted by probability (index: their ids) when top_p < 1."""
     import torch
 
-    if params.temperature == 0:
-        return logits.argmax(-1)
     x = logits.float()
     if params.temperature != 1.0:
         x = x / params.temperature
@@ -98,13 +106,32 @@ def sample_from_logits(logits, u, params: SamplingParams):
         probs, index = probs.sort(dim=-1, descending=True)
         before = probs.cumsum(-1) - probs  # mass of the strictly more likely tokens
         probs = probs.masked_fill(before >= params.top_p, 0.0)  # smallest set with mass >= top_p
-    cdf = probs.cumsum(-1)
+    return probs.cumsum(-1), index
+
+
+def draw_tokens(logits, u, params: SamplingParams, row_of=None):
+    """One token per sample by inverse CDF: sample i uses row `row_of[i]` of `logits` (identity when
+    None) and uniform u[i]. Greedy (argmax) when temperature == 0."""
+    import torch
+
+    if params.temperature == 0:
+        best = logits.argmax(-1)
+        return best if row_of is None else best[row_of]
+    cdf, index = token_cdf(logits, params)
+    if row_of is not None:
+        cdf = cdf[row_of]
+        index = None if index is None else index[row_of]
     total = cdf[:, -1:]
     target = (u.to(cdf.dtype).unsqueeze(1) * total).minimum(total * (1 - 2.0**-22))
-    pick = torch.searchsorted(cdf, target, right=True).clamp_(max=vocab - 1)
+    pick = torch.searchsorted(cdf, target, right=True).clamp_(max=cdf.shape[-1] - 1)
     if index is not None:
         pick = index.gather(1, pick)
     return pick.squeeze(1)
+
+
+def sample_from_logits(logits, u, params: SamplingParams):
+    """One token per row of `logits` (rows, V) from the uniforms `u` (rows,)."""
+    return draw_tokens(logits, u, params)
 
 
 def _eos_ids(model, tokenizer) -> list[int]:
@@ -127,12 +154,12 @@ def _eos_ids(model, tokenizer) -> list[int]:
 #   along the batch (batch_repeat_interleave); new keys/values go into a preallocated buffer
 #   (capacity = prompt + max_new_tokens) instead of torch.cat-ing the whole cache at every step.
 # "shared" (models whose attention goes through transformers' AttentionInterface, full attention
-#   only: Qwen2/2.5/3, Llama, Mistral, ...): the prompt cache is NOT copied n times. Each layer keeps
-#   the prefix (P, H_kv, L_prompt, D) once and a per-row suffix buffer (P*n, H_kv, max_new, D) for
-#   the generated tokens; a registered attention function computes softmax attention over
-#   [prefix of the row's prompt ; the row's suffix] in two parts merged by log-sum-exp
-#   (cascade / shared-prefix attention). Same result as the expanded cache up to float rounding,
-#   but the prompt's keys/values are read once per prompt instead of once per sample.
+#   only: Qwen2/2.5/3, Llama, Mistral, ...): the prompt cache is NOT copied per sample. Each layer
+#   keeps the prefix (P, H_kv, L_prompt, D) once and a time-major suffix buffer (max_new, nodes,
+#   H_kv, D) of the generated tokens of each prefix-tree node; a registered attention function
+#   computes softmax attention over [prefix of the node's prompt ; the node's suffix] in two parts
+#   merged by log-sum-exp (cascade / shared-prefix attention). Same result as the expanded cache up
+#   to float rounding, but the prompt's keys/values are read once per prompt, not once per sample.
 # --------------------------------------------------------------------------------------------------
 
 SHARED_ATTN = "grpo_repro_shared_prefix"
@@ -190,7 +217,8 @@ def _layer_classes():
                 self._views()
 
     class SharedPrefixLayer(DynamicLayer):
-        """Prompt keys/values once per prompt + per-row suffix buffers (see the comment above)."""
+        """Prompt keys/values once per prompt, (P, H_kv, L, D), and a time-major suffix buffer
+        (max_new_tokens, nodes, H_kv, D) of the generated tokens of each decoding node."""
 
         def __init__(self, steps: int):
             super().__init__()
@@ -206,27 +234,28 @@ def _layer_classes():
                 self.prefix_k, self.prefix_v = key_states, value_states
                 return key_states, value_states
             if self.suffix_k is None:
-                raise RuntimeError("shared-prefix cache: batch_repeat_interleave(n) must follow the prefill")
+                raise RuntimeError("shared-prefix cache: batch_select_indices must follow the prefill")
             end = self.t + key_states.shape[-2]
             self.suffix_k[self.t:end] = key_states.permute(2, 0, 1, 3)
             self.suffix_v[self.t:end] = value_states.permute(2, 0, 1, 3)
             self.t = end
             return self.suffix_k[:end], self.suffix_v[:end]
 
-        def batch_repeat_interleave(self, repeats: int) -> None:
-            # time-major (steps, rows, H_kv, D): the filled part [:t] is contiguous
-            p, h, _, d = self.prefix_k.shape
-            self.suffix_k = self.prefix_k.new_empty((self.steps, p * repeats, h, d))
-            self.suffix_v = self.prefix_v.new_empty((self.steps, p * repeats, h, self.prefix_v.shape[-1]))
-            self.t = 0
-
         def batch_select_indices(self, indices) -> None:
-            self.suffix_k = self.suffix_k[: self.t].index_select(1, indices)
-            self.suffix_v = self.suffix_v[: self.t].index_select(1, indices)
-            self.suffix_k = torch.cat([self.suffix_k, self.suffix_k.new_empty(
-                (self.steps - self.t,) + self.suffix_k.shape[1:])])
-            self.suffix_v = torch.cat([self.suffix_v, self.suffix_v.new_empty(
-                (self.steps - self.t,) + self.suffix_v.shape[1:])])
+            """New node i continues old node indices[i] (repeated indices fork a node); right
+            after the prefill the old nodes are the prompts."""
+            _, h, _, d = self.prefix_k.shape
+            k = self.prefix_k.new_empty((self.steps, len(indices), h, d))
+            v = self.prefix_v.new_empty((self.steps, len(indices), h, self.prefix_v.shape[-1]))
+            if self.t > 0:
+                torch.index_select(self.suffix_k[: self.t], 1, indices, out=k[: self.t])
+                torch.index_select(self.suffix_v[: self.t], 1, indices, out=v[: self.t])
+            self.suffix_k, self.suffix_v = k, v
+
+        def batch_repeat_interleave(self, repeats: int) -> None:
+            n_old = self.prefix_k.shape[0] if self.suffix_k is None else self.suffix_k.shape[1]
+            self.batch_select_indices(
+                torch.arange(n_old, device=self.prefix_k.device).repeat_interleave(repeats))
 
         def get_seq_length(self) -> int:
             return 0 if self.prefix_k is None else self.prefix_k.shape[-2] + self.t
@@ -272,12 +301,16 @@ class _SharedState:
         self.n_slots = 0
         self.row_prompt = self.row_slot = None
 
-    def set_rows(self, rows, n: int):
-        """Live batch rows by global index p * n + s (prompt p, sample s)."""
+    def set_rows(self, row_prompt):
+        """The decoding batch: row i belongs to prompt row_prompt[i] (rows grouped by prompt)."""
+        import torch
+
         self.decoding = True
-        self.n_slots = n
-        self.row_prompt = rows // n
-        self.row_slot = rows % n
+        counts = torch.bincount(row_prompt, minlength=self.n_prompts)
+        starts = counts.cumsum(0) - counts
+        self.row_prompt = row_prompt
+        self.row_slot = torch.arange(len(row_prompt), device=row_prompt.device) - starts[row_prompt]
+        self.n_slots = int(counts.max())
 
 
 def _shared_prefix_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0,
@@ -362,7 +395,7 @@ def supports_shared_prefix(model) -> bool:
 class HFSampler:
     """Batched, KV-cached, prefill-sharing sampler for a transformers causal LM (see module doc).
 
-    cache="auto" uses the shared-prefix cache when `supports_shared_prefix(model)`, else "expand"."""
+    cache="auto" uses "shared" when `supports_shared_prefix(model)`, else "expand"."""
 
     backend = "hf"
 
@@ -391,11 +424,13 @@ class HFSampler:
         """n completions of every prompt; prompts are processed `batch_prompts` at a time, in order.
 
         `seeds[i]` seeds prompt i's generator. `progress(k)` is called with the number of samples
-        completed after each batch."""
+        completed after each batch. stats: forward passes, rows decoded (row_steps) and rows
+        actually computed (forward_rows; fewer with the prefix tree)."""
         if len(seeds) != len(prompts):
             raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
-        texts, lengths, finished = [], [], []
-        stats = {"forward_calls": 0, "row_steps": 0, "compactions": 0, "cache": self.cache_mode}
+        texts, lengths, finished, tokens = [], [], [], []
+        stats = {"cache": self.cache_mode, "forward_calls": 0, "row_steps": 0, "forward_rows": 0,
+                 "compactions": 0}
         t0 = time.perf_counter()
         old_attn = getattr(self.model.config, "_attn_implementation", None)
         if self.cache_mode == "shared":
@@ -404,19 +439,25 @@ class HFSampler:
         try:
             for start in range(0, len(prompts), self.batch_prompts):
                 sl = slice(start, start + self.batch_prompts)
-                out = self._sample_batch(prompts[sl], n, params, seeds[sl], stats)
+                run = self._batch_shared if self.cache_mode == "shared" else self._batch_expand
+                out = run(prompts[sl], n, params, seeds[sl], stats)
                 texts.extend(out.texts)
                 lengths.append(out.lengths)
                 finished.append(out.finished)
+                tokens.append(out.tokens)
                 if progress is not None:
                     progress(len(out.texts) * n)
         finally:
             if self.cache_mode == "shared":
                 self.model.set_attn_implementation(old_attn)
         stats["seconds"] = time.perf_counter() - t0
-        empty = np.zeros((0, n), int)
-        return SampleOutput(texts, np.concatenate(lengths) if lengths else empty,
-                            np.concatenate(finished) if finished else empty.astype(bool), stats)
+        if not lengths:
+            return SampleOutput([], np.zeros((0, n), int), np.zeros((0, n), bool), stats,
+                                np.zeros((0, n, params.max_new_tokens), int))
+        return SampleOutput(texts, np.concatenate(lengths), np.concatenate(finished), stats,
+                            np.concatenate(tokens))
+
+    # -------------------------------------------------------------------------------- helpers
 
     def _uniforms(self, seeds, n, steps):
         """(steps, P * n) uniforms; column p * n + s belongs to sample s of prompt p."""
@@ -433,43 +474,118 @@ class HFSampler:
         return self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
                           **{self._cache_kw: cache}, **kw)
 
-    def _sample_batch(self, prompts, n, params: SamplingParams, seeds, stats) -> SampleOutput:
+    def _encode(self, prompts):
+        enc = self.tokenizer(prompts, return_tensors="pt", padding=True)
+        ids = enc["input_ids"].to(self.device)
+        mask = enc["attention_mask"].to(self.device)
+        pos = (mask.long().cumsum(-1) - 1).clamp_(min=0)
+        return ids, mask, pos
+
+    def _finish(self, out_tokens, lengths, done, n_prompts, n) -> SampleOutput:
+        lengths_np = lengths.cpu().numpy()
+        tokens_np = out_tokens.cpu().numpy()
+        completions = self.tokenizer.batch_decode(
+            [tokens_np[r, : lengths_np[r]].tolist() for r in range(len(lengths_np))],
+            skip_special_tokens=True)
+        texts = [completions[p * n:(p + 1) * n] for p in range(n_prompts)]
+        return SampleOutput(texts, lengths_np.reshape(n_prompts, n), done.cpu().numpy().reshape(n_prompts, n),
+                            tokens=tokens_np.reshape(n_prompts, n, -1))
+
+    def _outputs(self, rows_total, steps):
         import torch
 
-        dev, steps, shared = self.device, params.max_new_tokens, self.cache_mode == "shared"
-        n_prompts = len(prompts)
-        enc = self.tokenizer(prompts, return_tensors="pt", padding=True)
-        ids = enc["input_ids"].to(dev)
-        mask = enc["attention_mask"].to(dev)
-        pos = (mask.long().cumsum(-1) - 1).clamp_(min=0)
+        dev = self.device
+        return (torch.full((rows_total, steps), self.pad_id, dtype=torch.long, device=dev),
+                torch.full((rows_total,), steps, dtype=torch.long, device=dev),
+                torch.zeros(rows_total, dtype=torch.bool, device=dev))
+
+    # -------------------------------------------------------------------------------- shared
+
+    def _batch_shared(self, prompts, n, params: SamplingParams, seeds, stats) -> SampleOutput:
+        """Prefix-tree decoding on the shared-prefix cache (see the module doc)."""
+        import torch
+
+        dev, steps = self.device, params.max_new_tokens
+        n_prompts, rows_total = len(prompts), len(prompts) * n
+        ids, mask, pos = self._encode(prompts)
         uniforms = self._uniforms(seeds, n, steps)
         eos = torch.tensor(self.eos_ids, device=dev)
-        rows_total = n_prompts * n
-        out_tokens = torch.full((rows_total, steps), self.pad_id, dtype=torch.long, device=dev)
-        lengths = torch.full((rows_total,), steps, dtype=torch.long, device=dev)
-        done = torch.zeros(rows_total, dtype=torch.bool, device=dev)
-
+        out_tokens, lengths, done = self._outputs(rows_total, steps)
         with torch.inference_mode():
-            if shared:
-                cache = make_cache(self.model, 0, shared_steps=steps)
-                state = _SharedState(cache, mask)
-                masks = {lt: state for lt in self._layer_types}
-                res = self._forward(ids, masks, pos, cache, logits_to_keep=1)
-            else:
-                cache = make_cache(self.model, ids.shape[1] + steps)
-                res = self._forward(ids, mask, pos, cache, logits_to_keep=1)
+            cache = make_cache(self.model, 0, shared_steps=steps)
+            state = _SharedState(cache, mask)
+            masks = {lt: state for lt in self._layer_types}
+            res = self._forward(ids, masks, pos, cache, logits_to_keep=1)
+            stats["forward_calls"] += 1
+            logits = res.logits[:, -1, :]  # one row per node; the first nodes are the prompts
+            vocab = logits.shape[-1]
+            first_pos = pos[:, -1] + 1  # position of generated token 0 of each prompt
+            node_prompt = torch.arange(n_prompts, device=dev)
+            n_nodes = n_prompts
+            rows = torch.arange(rows_total, device=dev)  # global index p * n + s of live samples
+            row_node = rows // n
+            for t in range(steps):
+                same = len(rows) == n_nodes and bool((row_node == torch.arange(n_nodes, device=dev)).all())
+                tok = draw_tokens(logits, uniforms[t, rows], params, row_of=None if same else row_node)
+                out_tokens[rows, t] = tok
+                fin = torch.isin(tok, eos)
+                if bool(fin.any()):
+                    lengths[rows[fin]] = t + 1
+                    done[rows[fin]] = True
+                    keep = ~fin
+                    rows, tok, row_node = rows[keep], tok[keep], row_node[keep]
+                if t == steps - 1 or len(rows) == 0:
+                    break
+                # children: distinct (node, token) pairs, sorted (so grouped by prompt)
+                key = row_node * vocab + tok
+                uniq, inv = torch.unique(key, sorted=True, return_inverse=True)
+                parent, child_tok = uniq // vocab, uniq % vocab
+                forks = bool((parent[1:] == parent[:-1]).any()) if len(parent) > 1 else False
+                dead = n_nodes - len(parent)
+                if t == 0 or forks or dead >= max(1, self.compact_fraction * n_nodes):
+                    # fork / compact the tree: node i of the next step continues old node parent[i]
+                    cache.batch_select_indices(parent)
+                    node_prompt = node_prompt[parent]
+                    n_nodes = len(parent)
+                    state.set_rows(node_prompt)
+                    node_tok, row_node = child_tok, inv
+                    stats["compactions"] += 1
+                else:  # every node has at most one child: keep the layout, idle nodes feed a pad
+                    node_tok = torch.full((n_nodes,), self.pad_id, dtype=torch.long, device=dev)
+                    node_tok[parent] = child_tok
+                    row_node = parent[inv]
+                res = self._forward(node_tok.unsqueeze(1), masks, (first_pos[node_prompt] + t).unsqueeze(1), cache)
+                logits = res.logits[:, -1, :]
+                stats["forward_calls"] += 1
+                stats["forward_rows"] += n_nodes
+                stats["row_steps"] += len(rows)
+        del cache, res, state, masks
+        return self._finish(out_tokens, lengths, done, n_prompts, n)
+
+    # -------------------------------------------------------------------------------- expand
+
+    def _batch_expand(self, prompts, n, params: SamplingParams, seeds, stats) -> SampleOutput:
+        """Generic path: prompt cache repeated per sample, finished rows dropped periodically."""
+        import torch
+
+        dev, steps = self.device, params.max_new_tokens
+        n_prompts, rows_total = len(prompts), len(prompts) * n
+        ids, mask, pos = self._encode(prompts)
+        uniforms = self._uniforms(seeds, n, steps)
+        eos = torch.tensor(self.eos_ids, device=dev)
+        out_tokens, lengths, done = self._outputs(rows_total, steps)
+        with torch.inference_mode():
+            cache = make_cache(self.model, ids.shape[1] + steps)
+            res = self._forward(ids, mask, pos, cache, logits_to_keep=1)
             stats["forward_calls"] += 1
             cache.batch_repeat_interleave(n)  # the n samples of a prompt share its prefill
             logits = res.logits[:, -1, :].repeat_interleave(n, dim=0)
+            mask = mask.repeat_interleave(n, dim=0)
             next_pos = pos[:, -1].repeat_interleave(n, dim=0) + 1
             rows = torch.arange(rows_total, device=dev)  # global row of each live batch row
-            if shared:
-                state.set_rows(rows, n)
-            else:
-                mask = mask.repeat_interleave(n, dim=0)
             alive = torch.ones(rows_total, dtype=torch.bool, device=dev)
             for t in range(steps):
-                tok = sample_from_logits(logits, uniforms[t, rows], params)
+                tok = draw_tokens(logits, uniforms[t, rows], params)
                 out_tokens[rows[alive], t] = tok[alive]
                 fin = alive & torch.isin(tok, eos)
                 lengths[rows[fin]] = t + 1
@@ -481,27 +597,17 @@ class HFSampler:
                 if len(rows) - n_alive >= max(1, self.compact_fraction * len(rows)):
                     keep = alive.nonzero().squeeze(1)
                     cache.batch_select_indices(keep)
-                    next_pos, rows, tok, alive = next_pos[keep], rows[keep], tok[keep], alive[keep]
-                    if shared:
-                        state.set_rows(rows, n)
-                    else:
-                        mask = mask[keep]
+                    mask, next_pos, rows, tok, alive = mask[keep], next_pos[keep], rows[keep], tok[keep], alive[keep]
                     stats["compactions"] += 1
-                if not shared:
-                    mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
-                res = self._forward(tok.unsqueeze(1), masks if shared else mask, next_pos.unsqueeze(1), cache)
+                mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
+                res = self._forward(tok.unsqueeze(1), mask, next_pos.unsqueeze(1), cache)
                 stats["forward_calls"] += 1
-                stats["row_steps"] += len(rows)
+                stats["forward_rows"] += len(rows)
+                stats["row_steps"] += n_alive
                 logits = res.logits[:, -1, :]
                 next_pos = next_pos + 1
         del cache, res
-        lengths_np = lengths.cpu().numpy()
-        tokens_np = out_tokens.cpu().numpy()
-        completions = self.tokenizer.batch_decode(
-            [tokens_np[r, : lengths_np[r]].tolist() for r in range(rows_total)], skip_special_tokens=True)
-        texts = [completions[p * n:(p + 1) * n] for p in range(n_prompts)]
-        return SampleOutput(texts, lengths_np.reshape(n_prompts, n),
-                            done.cpu().numpy().reshape(n_prompts, n))
+        return self._finish(out_tokens, lengths, done, n_prompts, n)
 
 
 class VLLMSampler:

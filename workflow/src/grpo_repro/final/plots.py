@@ -9,7 +9,8 @@ restyling reruns these functions, never evaluation or training.
 * `overlay`            measured trajectories beside the variant's predicted recurrence (top) and
                        measured final p vs p_ref with the predicted iterate/limit curves (bottom);
 * `summary_html`       the summary tables as one HTML page (for the Snakemake report).
-Style, colours and atomic PNG+PDF saving come from grpo_repro.plotting.style.
+Style, colours, labels, panel grids and atomic PNG+PDF saving come from grpo_repro.plotting.style
+(apply_style, variant_color, variant_label, panel_grid, save_figure).
 """
 
 from __future__ import annotations
@@ -26,17 +27,20 @@ import pandas as pd  # noqa: E402
 
 from grpo_repro.plotting import style  # noqa: E402
 
-VARIANT_LABEL = {"grpo": "GRPO", "mirror": "Mirror GRPO", "dr_grpo": "Dr. GRPO",
-                 "mirror_dr": "Mirror Dr. GRPO", "ref": "pi_ref"}
-
 
 def _label(v: str) -> str:
-    return VARIANT_LABEL.get(v, v)
+    return style.variant_label(v)
 
 
-def _panels(n: int, nrows: int = 1, width: float = 3.2, height: float = 2.9, sharey=True):
-    fig, axes = plt.subplots(nrows, n, figsize=(width * n, height * nrows), sharey=sharey, squeeze=False)
-    return fig, axes
+def _panels(n: int, nrows: int = 1, width: float = 3.0, height: float = 2.7, sharey=True):
+    return style.panel_grid(nrows, n, panel=(width, height), sharey=sharey)
+
+
+def _bottom_legend(fig, ax, ncol_max: int = 7) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), ncol_max),
+                   frameon=False)
 
 
 def _prompt_colors(ids):
@@ -53,8 +57,8 @@ def _errbars(ax, x, y, lo, hi, **kw):
 # ---------------------------------------------------------------------------------------------
 # trajectories (Fig 3)
 # ---------------------------------------------------------------------------------------------
-def trajectories(traj: pd.DataFrame, split: str, variants, out_stem: str, title: str = "") -> None:
-    style.apply()
+def trajectories(traj: pd.DataFrame, split: str, variants, *paths: str, title: str = "") -> None:
+    style.apply_style()
     t = traj[traj["split"] == split]
     ids = sorted(t["prompt_id"].unique(), key=lambda s: (len(s), s))
     colors = _prompt_colors(ids)
@@ -74,20 +78,17 @@ def trajectories(traj: pd.DataFrame, split: str, variants, out_stem: str, title:
         ax.set_xlabel("training step")
         ax.set_ylim(-0.03, 1.03)
     axes[0, 0].set_ylabel(f"success rate ({split} prompt)")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 7), fontsize="small",
-               frameon=False, bbox_to_anchor=(0.5, -0.02))
+    _bottom_legend(fig, axes[0, 0])
     fig.suptitle(title or f"Per-prompt success along checkpoints ({split}); Wilson 95% bars; "
                  "dashed/open = p_ref = 0")
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    style.save(fig, out_stem)
+    style.save_figure(fig, *paths)
 
 
 # ---------------------------------------------------------------------------------------------
 # amplification
 # ---------------------------------------------------------------------------------------------
-def amplification_mean(mean: pd.DataFrame, splits, variants, out_stem: str) -> None:
-    style.apply()
+def amplification_mean(mean: pd.DataFrame, splits, variants, *paths: str) -> None:
+    style.apply_style()
     fig, axes = _panels(len(splits), width=4.2, height=3.2)
     for ax, split in zip(axes[0], splits):
         m = mean[mean["split"] == split]
@@ -100,13 +101,12 @@ def amplification_mean(mean: pd.DataFrame, splits, variants, out_stem: str) -> N
         ax.set_xlabel("training step")
     axes[0, 0].set_ylabel("mean success (95% bootstrap CI)")
     axes[0, -1].legend(fontsize="small")
-    fig.tight_layout()
-    style.save(fig, out_stem)
+    style.save_figure(fig, *paths)
 
 
 def amplification_scatter(prompts: pd.DataFrame, shares: pd.DataFrame, split: str, variants,
-                          out_stem: str) -> None:
-    style.apply()
+                          *paths: str) -> None:
+    style.apply_style()
     fig, axes = _panels(len(variants), height=3.2)
     for ax, v in zip(axes[0], variants):
         g = prompts[(prompts["split"] == split) & (prompts["variant"] == v)]
@@ -126,12 +126,11 @@ def amplification_scatter(prompts: pd.DataFrame, shares: pd.DataFrame, split: st
         ax.set_aspect("equal")
     axes[0, 0].set_ylabel("final p")
     fig.suptitle(f"Per-prompt success, final checkpoint vs pi_ref ({split})")
-    fig.tight_layout()
-    style.save(fig, out_stem)
+    style.save_figure(fig, *paths)
 
 
-def amplification_hist(prompts: pd.DataFrame, split: str, variants, out_stem: str) -> None:
-    style.apply()
+def amplification_hist(prompts: pd.DataFrame, split: str, variants, *paths: str) -> None:
+    style.apply_style()
     fig, axes = _panels(len(variants), height=2.8)
     samples = int(prompts["samples"].max()) if len(prompts) else 50
     nb = min(samples + 1, 26)
@@ -145,15 +144,14 @@ def amplification_hist(prompts: pd.DataFrame, split: str, variants, out_stem: st
         ax.legend(fontsize="small")
     axes[0, 0].set_ylabel("prompts")
     fig.suptitle(f"Distribution of per-prompt success, pi_ref vs final checkpoint ({split})")
-    fig.tight_layout()
-    style.save(fig, out_stem)
+    style.save_figure(fig, *paths)
 
 
 # ---------------------------------------------------------------------------------------------
 # theory overlay
 # ---------------------------------------------------------------------------------------------
-def overlay(traj: pd.DataFrame, curves: pd.DataFrame, split: str, variants, out_stem: str) -> None:
-    style.apply()
+def overlay(traj: pd.DataFrame, curves: pd.DataFrame, split: str, variants, *paths: str) -> None:
+    style.apply_style()
     t = traj[traj["split"] == split]
     sel = t[t["selected"]]
     ids = sorted(sel["prompt_id"].unique(), key=lambda s: (len(s), s))
@@ -196,13 +194,10 @@ def overlay(traj: pd.DataFrame, curves: pd.DataFrame, split: str, variants, out_
             ax2.legend(fontsize="x-small", loc="lower right")
     axes[0, 0].set_ylabel("success rate")
     axes[1, 0].set_ylabel("final p (measured) / predicted")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 7), fontsize="small",
-               frameon=False, bbox_to_anchor=(0.5, -0.01))
+    _bottom_legend(fig, axes[0, 0])
     fig.suptitle(f"Theory overlay ({split}): each variant's recurrence from the measured p_ref. "
                  "Training steps are not exact iterations.", fontsize="medium")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    style.save(fig, out_stem)
+    style.save_figure(fig, *paths)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -49,7 +49,9 @@ ITERATION_NOTE = (
     "train.num_iterations gradient steps per sampled batch and revisits a prompt only when it is "
     "sampled again, so a checkpoint is a parametric, partially optimised iterate (App. F, Thm 10: "
     "|p~_n - p*| <= 2 delta* asymptotically). The overlay compares the last checkpoint with the "
-    "predicted limit, and checkpoint k with iterate n = k only as a convention.")
+    "predicted limit, and checkpoint k with iterate n = k only as a convention; nominal_iterations_final "
+    "(sampled batches that contained a given training prompt: one per epoch) bounds the number of "
+    "advantage refreshes a training prompt received.")
 
 
 def _get(d: dict, path):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from grpo_repro import atomic_io
 from grpo_repro.final import EVAL_COLUMNS
 
 REF = "ref"
@@ -136,22 +137,10 @@ def trajectories(long: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
 
 
 def write_csv(df: pd.DataFrame, path: str | Path) -> None:
-    """Write a CSV atomically (temp file in the same folder, then rename)."""
-    import os
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    df.to_csv(tmp, index=False)
-    os.replace(tmp, path)
+    """Write a CSV atomically (grpo_repro.atomic_io)."""
+    atomic_io.write_csv(df, path)
 
 
 def write_text(text: str, path: str | Path) -> None:
-    """Write a text file atomically."""
-    import os
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    """Write a text file atomically (grpo_repro.atomic_io)."""
+    atomic_io.write_text(path, text)

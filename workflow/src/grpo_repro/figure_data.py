@@ -1,0 +1,345 @@
+"""Data of the figures stage: Fig 1 (weights, eq. 4), Fig 2 (h map, Thm 2), Fig 4 (B, Thm 6),
+Fig 5 (iterations, Thm 2) and beyond the paper (fixed-point map, bifurcation diagram and 2-cycles,
+variant dynamics of Thm 2/5/9 and Sec. 5, the finite-policy oracle of Thm 8-10).
+
+Every function takes the `figures:` configuration section (a dict) and returns named pandas
+DataFrames; `run(kind, cfg, outputs)` writes them atomically to CSV. No plotting here: the plot
+functions (grpo_repro.plotting.figures) only read these CSVs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from grpo_repro import dynamics as dyn
+from grpo_repro import fixed_points as fxp
+from grpo_repro import oracle as orc
+from grpo_repro import oracle_sgd as osg
+from grpo_repro.atomic_io import write_csv
+
+#: p grid of the curves (Fig 1, 2, 4): interior points of (0, 1)
+N_CURVE = 2001
+
+
+def _p_grid(n: int = N_CURVE, lo: float = 1e-4) -> np.ndarray:
+    return np.linspace(lo, 1 - lo, n)
+
+
+def log_grid(spec: dict) -> np.ndarray:
+    """{lo, hi, n} -> n log-spaced values."""
+    return np.geomspace(spec["lo"], spec["hi"], int(spec["n"]))
+
+
+def logit_grid(spec: dict) -> np.ndarray:
+    """{lo, hi, n} -> n probabilities evenly spaced in logit."""
+    lo, hi = math.log(spec["lo"] / (1 - spec["lo"])), math.log(spec["hi"] / (1 - spec["hi"]))
+    return 1 / (1 + np.exp(-np.linspace(lo, hi, int(spec["n"]))))
+
+
+def resolve_p0(spec, p_ref: float) -> float:
+    return p_ref if spec == "p_ref" else float(spec)
+
+
+# ------------------------------------------------------------------------------------ Fig 1
+def fig1(cfg: dict) -> dict:
+    """w+(p), w-(p), Omega(p) for eps = 0 (the figure) and every smoothed eps of fig1_eps."""
+    p = _p_grid(N_CURVE, lo=1e-3)
+    frames = []
+    for eps in [0.0] + [float(e) for e in cfg["fig1_eps"]]:
+        frames.append(pd.DataFrame(dict(eps=eps, p=p, w_plus=dyn.w_plus(p, eps),
+                                        w_minus=dyn.w_minus(p, eps), omega=dyn.omega(p, eps))))
+    return {"csv": pd.concat(frames, ignore_index=True)}
+
+
+# ------------------------------------------------------------------------------------ Fig 2
+def fig2(cfg: dict) -> dict:
+    """h_{eps,p_ref}(p) on a p grid, and every fixed point, for eps x beta x p_ref."""
+    p = np.linspace(0.0, 1.0, N_CURVE)
+    curves, fps = [], []
+    for eps in cfg["eps"]:
+        for beta in cfg["fig2_beta"]:
+            for p_ref in cfg["fig2_p_ref"]:
+                curves.append(pd.DataFrame(dict(eps=eps, beta=beta, p_ref=p_ref, p=p,
+                                                h=dyn.h(p, p_ref, beta, eps))))
+                fps.extend(fxp.fixed_point_rows(beta, p_ref, eps))
+    cols = ["beta", "p_ref", "eps", "p_star", "h_prime", "stable"]
+    return {"curves": pd.concat(curves, ignore_index=True), "fixed_points": pd.DataFrame(fps, columns=cols)}
+
+
+# ------------------------------------------------------------------------------------ Fig 4
+def fig4(cfg: dict) -> dict:
+    """B(p*) = p*(1-p*)|2p*-1| / (2 (p*(1-p*)+eps)^{3/2}) on (0, 1)."""
+    eps = float(cfg["eps_dynamics"])
+    p = np.linspace(0.0, 1.0, N_CURVE)
+    return {"csv": pd.DataFrame(dict(eps=eps, p_star=p, B=dyn.B(p, eps)))}
+
+
+# ------------------------------------------------------------------------------------ Fig 5
+def fig5(cfg: dict) -> dict:
+    """p_{n+1} = h(p_n), n = 0..n_iter, for beta x p_ref x p0 (columns beta,p_ref,eps,p0,n,p)."""
+    eps = float(cfg["eps_dynamics"])
+    n_iter = int(cfg["n_iter"])
+    rows = []
+    for spec in cfg["fig5_p0"]:
+        for beta in cfg["fig5_beta"]:
+            for p_ref in cfg["fig5_p_ref"]:
+                p0 = resolve_p0(spec, p_ref)
+                seq = dyn.iterate_h(p0, p_ref, beta, eps, n_iter)
+                rows.append(pd.DataFrame(dict(beta=beta, p_ref=p_ref, eps=eps, p0=p0,
+                                              n=np.arange(n_iter + 1), p=seq)))
+    df = pd.concat(rows, ignore_index=True)
+    return {"csv": df.drop_duplicates(subset=["beta", "p_ref", "eps", "p0", "n"], ignore_index=True)}
+
+
+# ------------------------------------------------------------------------- fixed-point map
+def _attractor(p_ref, beta, eps, burn_in, keep):
+    """Iterate from p_0 = p_ref in logits; return the `keep` last logits after burn-in (vectorised)."""
+    x = dyn.recurrence("grpo", p_ref, beta, eps, burn_in + keep - 1, return_logits=True)
+    return x[burn_in:]
+
+
+def _period(x_tail: np.ndarray, tol: float = 1e-6) -> np.ndarray:
+    """Smallest period in 1..8 of the tail (axis 0), 0 if none (not converged / longer)."""
+    per = np.zeros(x_tail.shape[1:], dtype=int)
+    scale = 1 + np.abs(x_tail[-1])
+    for k in range(8, 0, -1):
+        same = np.all(np.abs(x_tail[k:] - x_tail[:-k]) <= tol * scale, axis=0)
+        per = np.where(same, k, per)
+    return per
+
+
+def fixed_point_map(cfg: dict) -> dict:
+    """All fixed points over a dense (beta, p_ref) grid for every eps (fixed_points.csv), and a
+    per-cell summary: number of fixed points / stable ones / 2-cycles, and where the GRPO orbit
+    from p_0 = p_ref ends (period and limit values)."""
+    betas, p_refs = log_grid(cfg["map_beta"]), logit_grid(cfg["map_p_ref"])
+    n_grid = int(cfg["map_n_grid"])
+    burn_in, keep = int(cfg["bif_burn_in"]), int(cfg["bif_keep"])
+    fps, summ = [], []
+    for eps in cfg["eps"]:
+        bb, pp = np.meshgrid(betas, p_refs, indexing="ij")
+        tail = _attractor(pp, bb, eps, burn_in, keep)
+        period = _period(tail)
+        lim_lo, lim_hi = expit(tail.min(axis=0)), expit(tail.max(axis=0))
+        for i, beta in enumerate(betas):
+            for j, p_ref in enumerate(p_refs):
+                rows = fxp.fixed_point_rows(beta, p_ref, eps, n_grid)
+                cycles = fxp.two_cycles(beta, p_ref, eps, n_grid)
+                fps.extend(rows)
+                summ.append(dict(beta=beta, p_ref=p_ref, eps=eps, n_fixed=len(rows),
+                                 n_stable=sum(r["stable"] for r in rows), n_two_cycles=len(cycles),
+                                 n_stable_two_cycles=sum(c.stable for c in cycles),
+                                 min_p_star=min(r["p_star"] for r in rows),
+                                 orbit_period=int(period[i, j]), orbit_p_lo=float(lim_lo[i, j]),
+                                 orbit_p_hi=float(lim_hi[i, j])))
+    cols = ["beta", "p_ref", "eps", "p_star", "h_prime", "stable"]
+    return {"fixed_points": pd.DataFrame(fps, columns=cols), "summary": pd.DataFrame(summ)}
+
+
+# ---------------------------------------------------------------------- bifurcation, 2-cycles
+def bifurcation(cfg: dict) -> dict:
+    """Attractor of p_{n+1} = h(p_n) from p_0 = p_ref after burn-in, over a beta grid for a few
+    p_ref (bifurcation diagram); fixed points on the same grid; every 2-cycle found (on that grid
+    and at the paper's 'divergent' example beta=5, p_ref=0.001, eps=1e-5)."""
+    eps = float(cfg["eps_dynamics"])
+    betas = log_grid(cfg["bif_beta"])
+    burn_in, keep = int(cfg["bif_burn_in"]), int(cfg["bif_keep"])
+    att, fps, cyc = [], [], []
+    for p_ref in cfg["bif_p_ref"]:
+        tail = _attractor(p_ref, betas, eps, burn_in, keep)          # (keep, n_beta)
+        period = _period(tail)
+        pt = expit(tail)
+        for i, beta in enumerate(betas):
+            vals = np.unique(np.round(pt[:, i], 12))
+            att.append(pd.DataFrame(dict(beta=beta, p_ref=p_ref, eps=eps, period=int(period[i]),
+                                         p=vals)))
+            fps.extend(fxp.fixed_point_rows(beta, p_ref, eps))
+            cyc.extend(dict(source="bifurcation_grid", **r) for r in fxp.two_cycle_rows(beta, p_ref, eps))
+    for ex in cfg["two_cycle_examples"]:
+        cyc.extend(dict(source="example", **r) for r in fxp.two_cycle_rows(ex["beta"], ex["p_ref"], ex["eps"]))
+    cols = ["source", "beta", "p_ref", "eps", "p_a", "p_b", "logit_a", "logit_b", "multiplier",
+            "stable", "residual"]
+    return {"attractor": pd.concat(att, ignore_index=True),
+            "fixed_points": pd.DataFrame(fps, columns=["beta", "p_ref", "eps", "p_star", "h_prime", "stable"]),
+            "two_cycles": pd.DataFrame(cyc, columns=cols)}
+
+
+# ------------------------------------------------------------------------ variant dynamics
+def variant_dynamics(cfg: dict) -> dict:
+    """PoS recurrences of grpo, mirror, dr_grpo, mirror_dr and two-KL (mean+var and mean-only,
+    every alpha; Delta_R = 0, its exact value along iterates started at pi_ref) from the same p_ref."""
+    eps = float(cfg["eps_dynamics"])
+    n_iter = int(cfg["n_iter"])
+    rows = []
+    n = np.arange(n_iter + 1)
+    for beta in cfg["variant_beta"]:
+        for p_ref in cfg["variant_p_ref"]:
+            for v in ("grpo", "mirror", "dr_grpo", "mirror_dr"):
+                rows.append(pd.DataFrame(dict(variant=v, alpha=np.nan, beta=beta, p_ref=p_ref, eps=eps,
+                                              n=n, p=dyn.recurrence(v, p_ref, beta, eps, n_iter))))
+            for v in ("two_kl", "two_kl_dr"):
+                for a in cfg["two_kl_alpha"]:
+                    rows.append(pd.DataFrame(dict(variant=v, alpha=a, beta=beta, p_ref=p_ref, eps=eps, n=n,
+                                                  p=dyn.recurrence(v, p_ref, beta, eps, n_iter, alpha=a))))
+    return {"csv": pd.concat(rows, ignore_index=True)}
+
+
+# ------------------------------------------------------------------------------- the oracle
+def _oracle_runs(cfg: dict):
+    """(variant, alpha) pairs of the oracle: the four one-anchor variants and two-KL per alpha."""
+    runs = [(v, np.nan) for v in ("grpo", "mirror", "dr_grpo", "mirror_dr")]
+    runs += [(v, float(a)) for v in ("two_kl", "two_kl_dr") for a in cfg["two_kl_alpha"]]
+    return runs
+
+
+def oracle_exact(cfg: dict) -> dict:
+    """Closed-form iterates of every variant on a random finite problem (pi_0 = pi_ref and a
+    perturbed pi_0): their PoS against the scalar recurrence (Delta_R from the actual
+    conditionals), and an independent Newton optimiser's iterates against the closed form."""
+    oc = cfg["oracle"]
+    prob = orc.make_problem(int(oc["n_prompts"]), int(oc["n_outcomes"]), int(oc["seed"]),
+                            float(oc["logit_scale"]))
+    beta, eps = float(oc["beta"]), float(oc["smoothing_eps"])
+    n_iter, n_opt = int(oc["n_iter"]), int(oc["n_iter_optimiser"])
+    inits = {"ref": None, "perturbed": orc.perturbed_policy(prob, int(oc["seed"]) + 1)}
+    rows, checks = [], []
+    q = prob.shape[0]
+    for variant, alpha in _oracle_runs(cfg):
+        a = None if np.isnan(alpha) else alpha
+        for init, lp0 in inits.items():
+            ex = orc.exact_iterations(prob, variant, beta, eps, n_iter, alpha=a, log_pi0=lp0)
+            p0 = None if lp0 is None else orc.pos(lp0, prob.reward)
+            sc = orc.scalar_pos(prob, variant, beta, eps, n_iter, alpha=a, p0=p0, delta_r_seq=ex["delta_r"])
+            opt = orc.optimiser_iterations(prob, variant, beta, eps, n_opt, alpha=a, log_pi0=lp0)
+            l1 = np.full((n_iter + 1, q), np.nan)
+            l1[: n_opt + 1] = orc.l1_distance(opt, ex["log_pi"][: n_opt + 1])
+            dr = np.vstack([np.full((1, q), np.nan), ex["delta_r"]])
+            nn = np.repeat(np.arange(n_iter + 1), q)
+            rows.append(pd.DataFrame(dict(
+                variant=variant, alpha=alpha, init=init, beta=beta, eps=eps,
+                prompt=np.tile(np.arange(q), n_iter + 1), kind=np.tile(prob.kind, n_iter + 1),
+                p_ref=np.tile(prob.p_ref, n_iter + 1), n=nn, p_closed=ex["p"].ravel(),
+                p_scalar=sc.ravel(), abs_err=np.abs(ex["p"] - sc).ravel(), delta_r=dr.ravel(),
+                l1_optimiser=l1.ravel())))
+            zero = prob.kind == "zero"
+            one = prob.kind == "one"
+            checks += [
+                dict(variant=variant, alpha=alpha, init=init, check="pos_vs_scalar_max_abs",
+                     value=float(np.max(np.abs(ex["p"] - sc))), tol=1e-12),
+                dict(variant=variant, alpha=alpha, init=init, check="optimiser_l1_max",
+                     value=float(np.nanmax(l1)), tol=1e-5),
+                dict(variant=variant, alpha=alpha, init=init, check="p_ref0_absorbing_max",
+                     value=float(np.max(ex["p"][:, zero])) if zero.any() else 0.0, tol=0.0),
+                dict(variant=variant, alpha=alpha, init=init, check="p_ref1_stays_max_dev",
+                     value=float(np.max(1 - ex["p"][:, one])) if one.any() else 0.0, tol=1e-12),
+                dict(variant=variant, alpha=alpha, init=init, check="delta_r_max_abs",
+                     value=float(np.max(np.abs(ex["delta_r"]))), tol=np.inf),
+            ]
+    chk = pd.DataFrame(checks)
+    chk["passed"] = chk["value"] <= chk["tol"]
+    return {"iterates": pd.concat(rows, ignore_index=True), "checks": chk}
+
+
+def sgd_settings(cfg: dict) -> list[tuple[str, osg.SGDSettings]]:
+    """Baseline sample-based GRPO settings and one-factor-at-a-time variations (factor, settings)."""
+    oc, sc = cfg["oracle"], cfg["oracle"]["sgd"]
+    base = osg.SGDSettings(variant=sc["variant"], beta=float(oc["beta"]),
+                           smoothing_eps=float(oc["smoothing_eps"]), G=int(sc["group_size"]),
+                           mu=int(sc["mu"]), lr=float(sc["lr"]), clip_eps=sc["clip_eps"],
+                           kl=sc["kl"], optimizer=sc["optimizer"], n_iter=int(oc["n_iter"]))
+    out = [("baseline", base)]
+    for g in sc["sweep_group_size"]:
+        if int(g) != base.G:
+            out.append(("group_size", replace(base, G=int(g))))
+    for m in sc["sweep_mu"]:
+        if int(m) != base.mu:
+            out.append(("mu", replace(base, mu=int(m))))
+    for c in sc["sweep_clip_eps"]:
+        if c != base.clip_eps:
+            out.append(("clip_eps", replace(base, clip_eps=c)))
+    for k in sc["sweep_kl"]:
+        if k != base.kl:
+            out.append(("kl", replace(base, kl=k)))
+    return out
+
+
+def oracle_sgd(cfg: dict) -> dict:
+    """Sample-based GRPO vs the exact iterates (Thm 10): per setting, seed and iteration, the mean
+    and max over prompts of TV, |p~ - p|, 2 delta* and |p~ - p*|, degenerate-group and clipped
+    fractions; plus per-prompt PoS trajectories of the baseline (first seed)."""
+    oc = cfg["oracle"]
+    prob = orc.make_problem(int(oc["n_prompts"]), int(oc["n_outcomes"]), int(oc["seed"]),
+                            float(oc["logit_scale"]))
+    settings = sgd_settings(cfg)
+    exact = {}
+    rows, prompts = [], []
+    seeds = [int(s) for s in oc["sgd"]["seeds"]]
+    n = np.arange(int(oc["n_iter"]) + 1)
+    random = prob.kind == "random"
+    for factor, s in settings:
+        key = (s.variant, s.alpha)
+        if key not in exact:
+            exact[key] = orc.exact_iterations(prob, s.variant, s.beta, s.smoothing_eps, s.n_iter, alpha=s.alpha)
+        ex = exact[key]
+        for seed in seeds:
+            out = osg.run(prob, replace(s, seed=seed))
+            c = osg.compare(out["log_pi"], ex["log_pi"], prob.reward)
+            rows.append(pd.DataFrame(dict(
+                factor=factor, variant=s.variant, G=s.G, mu=s.mu, lr=s.lr,
+                clip_eps=np.nan if s.clip_eps is None else s.clip_eps, kl=s.kl, optimizer=s.optimizer,
+                seed=seed, n=n,
+                mean_tv=c["tv"][:, random].mean(1), max_tv=c["tv"][:, random].max(1),
+                mean_gap=c["gap"][:, random].mean(1), max_gap=c["gap"][:, random].max(1),
+                mean_bound=2 * c["delta_star"][:, random].mean(1),
+                mean_gap_to_pstar=c["gap_to_pstar"][:, random].mean(1),
+                bound_holds=np.all(c["gap"] <= 2 * c["delta_star"] + 1e-12, axis=1),
+                frac_degenerate=np.r_[np.nan, out["frac_degenerate"]],
+                clip_frac=np.r_[np.nan, out["clip_frac"]],
+                mean_p_sgd=c["p_sgd"][:, random].mean(1), mean_p_exact=c["p_exact"][:, random].mean(1),
+                control_p0_max=c["p_sgd"][:, prob.kind == "zero"].max(1))))
+            if factor == "baseline" and seed == seeds[0]:
+                q = prob.shape[0]
+                prompts.append(pd.DataFrame(dict(
+                    prompt=np.tile(np.arange(q), len(n)), kind=np.tile(prob.kind, len(n)),
+                    p_ref=np.tile(prob.p_ref, len(n)), n=np.repeat(n, q),
+                    p_sgd=c["p_sgd"].ravel(), p_exact=c["p_exact"].ravel(), tv=c["tv"].ravel())))
+    return {"summary": pd.concat(rows, ignore_index=True), "prompts": pd.concat(prompts, ignore_index=True)}
+
+
+COMPUTE = {
+    "fig1": fig1,
+    "fig2": fig2,
+    "fig4": fig4,
+    "fig5": fig5,
+    "fixed_point_map": fixed_point_map,
+    "bifurcation": bifurcation,
+    "variant_dynamics": variant_dynamics,
+    "oracle_exact": oracle_exact,
+    "oracle_sgd": oracle_sgd,
+}
+
+
+def failed_checks(frames: dict) -> list[str]:
+    """Lines naming every failed check in `frames` (only the oracle's `checks` frame has any)."""
+    chk = frames.get("checks")
+    if chk is None:
+        return []
+    bad = chk[~chk["passed"].astype(bool)]
+    return [f"{r.check} variant={r.variant} alpha={r.alpha} init={r.init}: {r.value:.3e} > {r.tol:.1e}"
+            for r in bad.itertuples()]
+
+
+def run(kind: str, cfg: dict, outputs: dict) -> dict:
+    """Compute `kind` and write each named frame to outputs[name] (atomically)."""
+    frames = COMPUTE[kind](cfg)
+    missing = set(outputs) - set(frames)
+    if missing:
+        raise KeyError(f"{kind}: no frame named {sorted(missing)} (have {sorted(frames)})")
+    for name, path in outputs.items():
+        write_csv(frames[name], path)
+    return frames
