@@ -24,6 +24,10 @@ include: "workflow/rules/plots.smk"
 report: "workflow/report/workflow.rst"
 
 
+onsuccess:
+    print_stage_times()
+
+
 rule all:
     input:
         all_targets(),

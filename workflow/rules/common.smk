@@ -26,6 +26,7 @@ validate(config, str(cfg.SCHEMA_PATH))
 VARIANTS = list(config["variants"])
 RESULTS = "results"
 LOGS = "results/logs"
+BENCH = "results/benchmarks"  # Snakemake benchmark files: wall time and memory of every job
 ORGANISM = config["model"]["name_or_path"] is None
 if ORGANISM:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing to download: avoid ~25 s of hub retries
@@ -84,3 +85,21 @@ def train_targets():
 
 def theory_targets():
     return [f"{RESULTS}/theory/derivations.json", f"{RESULTS}/theory/derivations.md"]
+
+
+def print_stage_times():
+    """Wall time per stage (sum over its jobs' benchmark files), printed when a run succeeds."""
+    import glob
+
+    import pandas as pd
+
+    rows = []
+    for path in sorted(glob.glob(f"{BENCH}/*/*.tsv")):
+        stage = path.split("/")[-2]
+        rows.append((stage, os.path.basename(path)[:-4], float(pd.read_csv(path, sep="\t")["s"].iloc[0])))
+    if rows:
+        print("\nWall time per stage (s; jobs of a stage may run side by side):")
+        for stage in dict.fromkeys(r[0] for r in rows):
+            jobs = [r for r in rows if r[0] == stage]
+            print(f"  {stage:10s} {sum(r[2] for r in jobs):8.1f}  ({len(jobs)} jobs, longest "
+                  f"{max(jobs, key=lambda r: r[2])[1]} {max(r[2] for r in jobs):.1f})")

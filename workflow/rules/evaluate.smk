@@ -4,7 +4,7 @@
 #
 # One job per (variant, step) writes all splits. Step 0 (pi_ref) is evaluated once, as variant
 # `ref` (results/eval/ref/{split}/step_0.*), and shared by every variant.
-# Needs from common.smk: VARIANTS, STEPS, RESULTS, LOGS, checkpoint_dir(variant, step),
+# Needs from common.smk: VARIANTS, STEPS, RESULTS, LOGS, BENCH, checkpoint_dir(variant, step),
 # train_done(variant), ref_model_input().
 
 from snakemake.exceptions import WorkflowError
@@ -58,9 +58,11 @@ rule evaluate_checkpoint:
         data=[EVAL_SPLIT_DATA[s] for s in config["eval"]["splits"]],
     log:
         f"{LOGS}/eval/{{variant}}/step_{{step}}.log",
+    benchmark:
+        f"{BENCH}/eval/{{variant}}_step_{{step}}.tsv"
     threads: 1
     resources:
         mem_mb=3000,
-        runtime=30,
+        runtime=30 if config["model"]["name_or_path"] is None else 240,  # minutes (SLURM profile may override)
     script:
         "../scripts/evaluate_checkpoint.py"

@@ -13,6 +13,8 @@ rule prepare_data:
         tokenizer=directory(f"{RESULTS}/data/tokenizer"),
     log:
         f"{LOGS}/train/prepare_data.log",
+    benchmark:
+        f"{BENCH}/train/prepare_data.tsv"
     threads: 1
     script:
         "../scripts/prepare_data.py"
@@ -28,6 +30,8 @@ rule train_reference:
         run=f"{RESULTS}/models/ref_run.json",
     log:
         f"{LOGS}/train/train_reference.log",
+    benchmark:
+        f"{BENCH}/train/train_reference.tsv"
     threads: 2
     script:
         "../scripts/train_reference.py"
@@ -42,6 +46,8 @@ rule train_grpo:
         log_csv=f"{RESULTS}/train/{{variant}}/train_log.csv",
     log:
         f"{LOGS}/train/grpo_{{variant}}.log",
+    benchmark:
+        f"{BENCH}/train/grpo_{{variant}}.tsv"
     threads: 1
     params:
         launcher=train_launcher(),

@@ -21,8 +21,8 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -148,17 +148,18 @@ def _append_line(f, obj) -> None:
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path` (normal permissions), then os.replace."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with os.fdopen(fd, "w") as f:
+        with open(tmp, "w") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -113,10 +113,17 @@ def _period(x_tail: np.ndarray, tol: float = 1e-6) -> np.ndarray:
     return per
 
 
+def _lyapunov(x_tail: np.ndarray, beta, eps: float) -> np.ndarray:
+    """Lyapunov exponent of the orbit tail, mean log|h'(p_n)| (= mean log|H'(x_n)|, conjugacy);
+    > 0 on a chaotic attractor, < 0 on a stable cycle ((1/k) log|multiplier|)."""
+    d = np.abs(dyn.h_prime_logit(x_tail, beta, eps))
+    return np.mean(np.log(np.maximum(d, 1e-300)), axis=0)
+
+
 def fixed_point_map(cfg: dict) -> dict:
     """All fixed points over a dense (beta, p_ref) grid for every eps (fixed_points.csv), and a
     per-cell summary: number of fixed points / stable ones / 2-cycles, and where the GRPO orbit
-    from p_0 = p_ref ends (period and limit values)."""
+    from p_0 = p_ref ends (period 1-8 or 0 = none, Lyapunov exponent, range of the limit set)."""
     betas, p_refs = log_grid(cfg["map_beta"]), logit_grid(cfg["map_p_ref"])
     n_grid = int(cfg["map_n_grid"])
     burn_in, keep = int(cfg["bif_burn_in"]), int(cfg["bif_keep"])
@@ -125,6 +132,7 @@ def fixed_point_map(cfg: dict) -> dict:
         bb, pp = np.meshgrid(betas, p_refs, indexing="ij")
         tail = _attractor(pp, bb, eps, burn_in, keep)
         period = _period(tail)
+        lyap = _lyapunov(tail, bb, eps)
         lim_lo, lim_hi = expit(tail.min(axis=0)), expit(tail.max(axis=0))
         for i, beta in enumerate(betas):
             for j, p_ref in enumerate(p_refs):
@@ -135,8 +143,8 @@ def fixed_point_map(cfg: dict) -> dict:
                                  n_stable=sum(r["stable"] for r in rows), n_two_cycles=len(cycles),
                                  n_stable_two_cycles=sum(c.stable for c in cycles),
                                  min_p_star=min(r["p_star"] for r in rows),
-                                 orbit_period=int(period[i, j]), orbit_p_lo=float(lim_lo[i, j]),
-                                 orbit_p_hi=float(lim_hi[i, j])))
+                                 orbit_period=int(period[i, j]), orbit_lyapunov=float(lyap[i, j]),
+                                 orbit_p_lo=float(lim_lo[i, j]), orbit_p_hi=float(lim_hi[i, j])))
     cols = ["beta", "p_ref", "eps", "p_star", "h_prime", "stable"]
     return {"fixed_points": pd.DataFrame(fps, columns=cols), "summary": pd.DataFrame(summ)}
 
@@ -153,11 +161,12 @@ def bifurcation(cfg: dict) -> dict:
     for p_ref in cfg["bif_p_ref"]:
         tail = _attractor(p_ref, betas, eps, burn_in, keep)          # (keep, n_beta)
         period = _period(tail)
+        lyap = _lyapunov(tail, betas, eps)
         pt = expit(tail)
         for i, beta in enumerate(betas):
             vals = np.unique(np.round(pt[:, i], 12))
             att.append(pd.DataFrame(dict(beta=beta, p_ref=p_ref, eps=eps, period=int(period[i]),
-                                         p=vals)))
+                                         lyapunov=float(lyap[i]), p=vals)))
             fps.extend(fxp.fixed_point_rows(beta, p_ref, eps))
             cyc.extend(dict(source="bifurcation_grid", **r) for r in fxp.two_cycle_rows(beta, p_ref, eps))
     for ex in cfg["two_cycle_examples"]:

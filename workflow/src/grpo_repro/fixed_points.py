@@ -11,6 +11,7 @@ near-tangent pairs are caught by refining every local extremum of F on the grid,
 is refined with Brent's method. Residual |h(p*) - p*| <= 1e-12 (checked by the tests).
 
 Stability (Thm 6, Lemma 1): |h'(p*)| < 1, i.e. beta > B(p*); h'(p*) = H'(x*) (conjugation).
+`variant_fixed_points` gives the fixed points of the other variants' maps (Sec. 5, Thm 9).
 2-cycles: roots of H(H(x)) - x that are not fixed points; the cycle {a, b = h(a)} is stable iff
 its multiplier |h'(a) h'(b)| < 1 (the paper's "divergent" example beta=5, p_ref=0.001, eps=1e-5
 is a stable 2-cycle around an unstable fixed point).
@@ -164,6 +165,41 @@ def fixed_points(beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_GR
         hp = float(dyn.h_prime_logit(x, beta, eps))
         res = abs(float(expit(_H_scalar(x, l_ref, beta, eps))) - p)
         out.append(FixedPoint(p, float(x), hp, abs(hp) < 1.0, res))
+    return out
+
+
+def variant_fixed_points(variant: str, beta: float, p_ref: float, eps: float, alpha: float | None = None,
+                         delta_r: float = 0.0, n_grid: int = DEFAULT_GRID) -> list[FixedPoint]:
+    """Fixed points of the PoS map of `variant` (Delta_R held constant for the two-KL variants):
+    grpo: those of h; dr_grpo: sigma(logit p_ref + 1/beta), reached in one step (map constant,
+    derivative 0); two_kl_dr: logit p* = logit p_ref + Delta_R/alpha + 1/(alpha beta), derivative
+    1-alpha; two_kl: logit p* = logit p_ref + Delta_R/alpha + Omega(p*)/(alpha beta), i.e. the
+    fixed points of h with (alpha beta, sigma(logit p_ref + Delta_R/alpha)), derivative
+    (1-alpha) + alpha h'. mirror / mirror_dr have no interior fixed point (p_n -> 1, Thm 5)."""
+    beta, p_ref = float(beta), float(p_ref)
+    if variant == "grpo":
+        return fixed_points(beta, p_ref, eps, n_grid)
+    if variant in ("mirror", "mirror_dr"):
+        raise ValueError(f"{variant}: no interior fixed point (logit p_n increases by >= 1/beta per step)")
+    bd = _boundary(p_ref)
+    if bd is not None:
+        return bd
+    l_ref = math.log(p_ref) - math.log1p(-p_ref)
+    if variant == "dr_grpo":
+        x = l_ref + 1.0 / beta
+        return [FixedPoint(float(expit(x)), x, 0.0, True, 0.0)]
+    if alpha is None or not 0 < alpha < 1:
+        raise ValueError("two-KL variants need alpha in (0, 1)")
+    shifted = l_ref + delta_r / alpha
+    if variant == "two_kl_dr":
+        x = shifted + 1.0 / (alpha * beta)
+        return [FixedPoint(float(expit(x)), x, 1.0 - alpha, True, 0.0)]
+    if variant != "two_kl":
+        raise ValueError(f"unknown variant {variant!r}")
+    out = []
+    for fp in fixed_points(alpha * beta, float(expit(shifted)), eps, n_grid):
+        d = (1.0 - alpha) + alpha * fp.h_prime
+        out.append(FixedPoint(fp.p_star, fp.logit_p_star, d, abs(d) < 1.0, fp.residual))
     return out
 
 

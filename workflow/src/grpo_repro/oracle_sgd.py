@@ -70,6 +70,43 @@ def _anchors(variant, log_ref, log_old, alpha):
     return [(alpha, log_ref), (1.0 - alpha, log_old)]
 
 
+def surrogate(theta: np.ndarray, idx: np.ndarray, adv: np.ndarray, log_old: np.ndarray, anchors,
+              beta: float, clip_eps: float | None, kl: str):
+    """Per-prompt objective maximised by one gradient step and its gradient in the logits:
+        J_q = (1/G) sum_i min(rho_i A_i, clip(rho_i) A_i) - beta sum_j c_j KL_j,
+    KL_j = KL(pi_theta || anchor_j) (exact) or (1/G) sum_i k3(o_i) (TRL). Returns (J (Q,),
+    grad (Q,K), n_clipped)."""
+    q, k = theta.shape
+    g_size = idx.shape[1]
+    rows = np.arange(q)[:, None]
+    onehot = (idx[:, :, None] == np.arange(k)).astype(float)            # (Q, G, K)
+    lp = log_normalise(theta)
+    pi = np.exp(lp)
+    lp_s = lp[rows, idx]
+    ratio = np.exp(lp_s - log_old[rows, idx])
+    if clip_eps is None:
+        active = np.ones_like(ratio, dtype=bool)
+        clipped_ratio = ratio
+    else:
+        clipped_ratio = np.clip(ratio, 1 - clip_eps, 1 + clip_eps)
+        active = ratio * adv <= clipped_ratio * adv                      # the min picks the unclipped term
+    obj = np.minimum(ratio * adv, clipped_ratio * adv).mean(axis=1)
+    n_clip = int(np.sum(~active & (adv != 0)))
+    coef = np.where(active, ratio * adv, 0.0) / g_size                  # d/d lp_s of the surrogate
+    grad = np.einsum("qg,qgk->qk", coef, onehot) - coef.sum(1)[:, None] * pi
+    for c, la in anchors:
+        if kl == "exact":      # KL(pi || a); gradient pi (u - E_pi u), u = lp - la
+            u = lp - la
+            obj = obj - beta * c * np.sum(pi * u, axis=-1)
+            grad = grad - beta * c * pi * (u - np.sum(pi * u, axis=-1, keepdims=True))
+        else:                  # k3 on the samples: exp(la_s - lp_s) - (la_s - lp_s) - 1
+            z = la[rows, idx] - lp_s
+            obj = obj - beta * c * np.mean(np.exp(z) - z - 1, axis=1)
+            kc = (1.0 - np.exp(z)) / g_size
+            grad = grad - beta * c * (np.einsum("qg,qgk->qk", kc, onehot) - kc.sum(1)[:, None] * pi)
+    return obj, grad, n_clip
+
+
 def run(problem: Problem, s: SGDSettings) -> dict:
     """Run sample-based GRPO; returns log_pi (n+1, Q, K), p (n+1, Q) and per-iteration
     frac_degenerate (n,) (groups with p_hat in {0,1}) and clip_frac (n,) (clipped samples)."""
@@ -95,29 +132,11 @@ def run(problem: Problem, s: SGDSettings) -> dict:
         r = problem.reward[rows, idx]
         adv, p_hat = group_advantage(r, s.smoothing_eps, mean_only)
         degenerate[n] = np.mean((p_hat == 0) | (p_hat == 1))
-        onehot = (idx[:, :, None] == np.arange(k)).astype(float)      # (Q, G, K)
-        lold_s = log_old[rows, idx]
         anchors = _anchors(s.variant, problem.log_pi_ref, log_old, s.alpha)
         n_clip = 0
         for _ in range(s.mu):
-            lp = log_normalise(theta)
-            pi = np.exp(lp)
-            lp_s = lp[rows, idx]
-            ratio = np.exp(lp_s - lold_s)
-            if s.clip_eps is None:
-                active = np.ones_like(ratio, dtype=bool)
-            else:
-                active = ~(((adv > 0) & (ratio > 1 + s.clip_eps)) | ((adv < 0) & (ratio < 1 - s.clip_eps)))
-                n_clip += np.sum(~active & (adv != 0))
-            coef = np.where(active, ratio * adv, 0.0) / s.G                 # d/dlp_s of the surrogate
-            grad = np.einsum("qg,qgk->qk", coef, onehot) - coef.sum(1)[:, None] * pi
-            for c, la in anchors:
-                if s.kl == "exact":     # d/dtheta KL(pi || anchor) = pi (u - E_pi u), u = lp - la
-                    u = lp - la
-                    grad -= s.beta * c * pi * (u - np.sum(pi * u, axis=-1, keepdims=True))
-                else:                    # k3 on the samples: d/dlp_s = 1 - exp(la_s - lp_s)
-                    kc = (1.0 - np.exp(la[rows, idx] - lp_s)) / s.G
-                    grad -= s.beta * c * (np.einsum("qg,qgk->qk", kc, onehot) - kc.sum(1)[:, None] * pi)
+            _, grad, nc = surrogate(theta, idx, adv, log_old, anchors, s.beta, s.clip_eps, s.kl)
+            n_clip += nc
             if s.optimizer == "sgd":
                 theta = theta + s.lr * grad
             else:

@@ -339,16 +339,19 @@ def _shared_prefix_attention(module, query, key, value, attention_mask, scaling=
         raise RuntimeError("shared-prefix attention decodes one token at a time")
     layer = state.cache.layers[module.layer_idx]
     p, s = state.n_prompts, state.n_slots
-    q = query.reshape(rows, h_kv, g, d)
+    # softmax statistics in float32 whatever the model dtype (bf16 sums of exponentials drift)
+    q = query.reshape(rows, h_kv, g, d).float()
+    prefix_k, prefix_v = layer.prefix_k.float(), layer.prefix_v.float()
+    key, value = key.float(), value.float()
     # prefix part: one (slots*g x d) @ (d x L) product per prompt and kv head
     qpad = q.new_zeros((p, s, h_kv, g, d))
     qpad[state.row_prompt, state.row_slot] = q
     qpad = qpad.permute(0, 2, 1, 3, 4).reshape(p, h_kv, s * g, d)
-    sp = torch.matmul(qpad, layer.prefix_k.transpose(-1, -2)).mul_(scale).add_(state.prefix_bias)
+    sp = torch.matmul(qpad, prefix_k.transpose(-1, -2)).mul_(scale).add_(state.prefix_bias)
     mp = sp.amax(-1, keepdim=True)
     ep = sp.sub_(mp).exp_()
     lp = ep.sum(-1, keepdim=True)
-    op = torch.matmul(ep, layer.prefix_v)
+    op = torch.matmul(ep, prefix_v)
 
     def per_row(x):  # (P, H_kv, S*g, c) -> (rows, H_kv, g, c)
         x = x.view(p, h_kv, s, g, x.shape[-1]).permute(0, 2, 1, 3, 4)
@@ -367,7 +370,7 @@ def _shared_prefix_attention(module, query, key, value, attention_mask, scaling=
     m = torch.maximum(mp, ms)
     a, b = (mp - m).exp_(), (ms - m).exp_()
     out = (op * a + os_ * b) / (lp * a + ls * b)
-    return out.reshape(rows, 1, h_q, value.shape[-1]), None
+    return out.reshape(rows, 1, h_q, value.shape[-1]).to(query.dtype), None
 
 
 def _register_shared_attention() -> None:
@@ -618,7 +621,7 @@ class VLLMSampler:
     backend = "vllm"
 
     def __init__(self, model_path: str, tokenizer, dtype: str = "auto", gpu_memory_utilization: float = 0.5,
-                 eos_ids=None):
+                 eos_ids=None, batch_prompts: int = 32):
         try:
             from vllm import LLM
         except ImportError as err:
@@ -627,6 +630,7 @@ class VLLMSampler:
                 "(envs/gpu.txt), or set eval.backend: hf to use the batched transformers sampler"
             ) from err
         self.tokenizer = tokenizer
+        self.batch_prompts = int(batch_prompts)  # prompts per resumable chunk (vLLM batches itself)
         self.eos_ids = sorted(set(eos_ids or [tokenizer.eos_token_id]))
         self.llm = LLM(model=str(model_path), dtype=dtype, skip_tokenizer_init=True,
                        gpu_memory_utilization=gpu_memory_utilization, trust_remote_code=False)
@@ -645,7 +649,7 @@ class VLLMSampler:
         texts, lengths, finished = [], [], []
         for res in results:
             outs = res.outputs
-            toks = [list(o.token_ids) for o in outs]
+            toks = [list(o.token_ids) for o in outs]  # the stop token, when emitted, is the last one
             texts.append(self.tokenizer.batch_decode(toks, skip_special_tokens=True))
             lengths.append([len(t) for t in toks])
             finished.append([o.finish_reason == "stop" for o in outs])
@@ -663,5 +667,6 @@ def make_sampler(backend: str, model, tokenizer, model_path=None, batch_prompts:
     if backend == "vllm":
         if model_path is None:
             raise ValueError("eval.backend=vllm needs the model directory")
-        return VLLMSampler(model_path, tokenizer, eos_ids=_eos_ids(model, tokenizer), **kw)
+        return VLLMSampler(model_path, tokenizer, eos_ids=_eos_ids(model, tokenizer), batch_prompts=batch_prompts,
+                           **kw)
     raise ValueError(f"unknown eval.backend {backend!r}; expected hf or vllm")

@@ -84,7 +84,8 @@ def plot_fig2(inputs: dict, outputs: list) -> None:
     for eps in sorted(curves.eps.unique()):
         c_e = curves[curves.eps == eps]
         betas, p_refs = sorted(c_e.beta.unique()), sorted(c_e.p_ref.unique())
-        fig, axes = style.panel_grid(len(betas), len(p_refs), panel=(2.7, 2.5))
+        fig, axes = style.panel_grid(len(betas), len(p_refs), panel=(2.7, 2.5), constrained_layout=False)
+        fig.subplots_adjust(hspace=0.35, wspace=0.25, top=0.93)
         for i, beta in enumerate(betas):
             for j, p_ref in enumerate(p_refs):
                 ax = axes[i, j]
@@ -98,16 +99,16 @@ def plot_fig2(inputs: dict, outputs: list) -> None:
                     lines.append(f"p*={_p_label(r.p_star)} {'stable' if r.stable else 'unstable'}"
                                  f" (h'={r.h_prime:.2g})")
                 ax.text(0.03, 0.03, "\n".join(lines), transform=ax.transAxes, fontsize=6.5,
-                        va="bottom", ha="left", bbox=dict(fc="white", ec="none", alpha=0.8))
-                ax.set(xlim=(0, 1), ylim=(0, 1.02), title=rf"$\beta$={_fmt(beta)}, $p_{{ref}}$={_fmt(p_ref)}")
+                        va="bottom", ha="left", bbox=dict(fc="white", ec="none", alpha=0.6))
+                ax.set(xlim=(0, 1), ylim=(0, 1.02), title=f"β={_fmt(beta)}, p_ref={_fmt(p_ref)}")
                 if i == len(betas) - 1:
                     ax.set_xlabel("p")
                 if j == 0:
-                    ax.set_ylabel(r"$h_{\epsilon,p_{ref}}(p)$")
+                    ax.set_ylabel("h(p)")
         axes[0, 0].legend(loc="upper center", fontsize=7)
         fig.suptitle(rf"Fig 2: $h_{{\epsilon,p_{{ref}}}}(p)$ and $y=p$, $\epsilon$={_fmt(eps)}{_eps_note(eps)}; "
                      "filled = stable, open = unstable fixed point")
-        style.save_figure(fig, *_by_stem(outputs, fig2_stem(eps)))
+        style.save_figure(fig, *_by_stem(outputs, fig2_stem(eps)), tight=False)
 
 
 # ------------------------------------------------------------------------------------ Fig 4
@@ -140,7 +141,8 @@ def plot_fig5(inputs: dict, outputs: list, p0_specs=()) -> None:
     betas, p_refs = sorted(df.beta.unique()), sorted(df.p_ref.unique())
     eps = df.eps.iloc[0]
     for spec in p0_specs:
-        fig, axes = style.panel_grid(len(betas), len(p_refs), panel=(2.4, 1.8))
+        fig, axes = style.panel_grid(len(betas), len(p_refs), panel=(2.4, 1.8), constrained_layout=False)
+        fig.subplots_adjust(hspace=0.45, wspace=0.25, top=0.93)
         for i, beta in enumerate(betas):
             for j, p_ref in enumerate(p_refs):
                 ax = axes[i, j]
@@ -150,15 +152,16 @@ def plot_fig5(inputs: dict, outputs: list, p0_specs=()) -> None:
                 ax.axhline(p_ref, color=style.SERIES_COLORS["reference"], lw=0.8, ls="--")
                 n_last = int(d.n.max())
                 ax.set(ylim=(-0.02, 1.02),
-                       title=rf"$\beta$={_fmt(beta)}, $p_{{ref}}$={_fmt(p_ref)}: $p^*\approx${d.p.iloc[-1]:.3g}")
+                       title=f"β={_fmt(beta)}, p_ref={_fmt(p_ref)}: p* ≈ {d.p.iloc[-1]:.3g}")
+                ax.title.set_fontsize(8)
                 if i == len(betas) - 1:
                     ax.set_xlabel("n")
                 if j == 0:
-                    ax.set_ylabel(r"$p_n$")
+                    ax.set_ylabel("p_n")
         start = r"$p_0 = p_{ref}$ (as the text says)" if spec == "p_ref" else rf"$p_0$ = {_fmt(float(spec))} (as the published panels)"
         fig.suptitle(rf"Fig 5: $p_{{n+1}} = h_{{\epsilon,p_{{ref}}}}(p_n)$, n = 0..{n_last}, $\epsilon$={_fmt(eps)}, "
                      rf"{start}; title: $p^* \approx p_{{{n_last}}}$; dashed: $p_{{ref}}$")
-        style.save_figure(fig, *_by_stem(outputs, fig5_stem(spec)))
+        style.save_figure(fig, *_by_stem(outputs, fig5_stem(spec)), tight=False)
 
 
 # ------------------------------------------------------------------------- fixed-point map
@@ -177,12 +180,13 @@ def plot_fixed_point_map(inputs: dict, outputs: list) -> None:
     fig, axes = style.panel_grid(len(eps_vals), 3, panel=(3.3, 2.8))
     summ = summ.copy()
     # orbit class from p_0 = p_ref: 0 converges to p < 1-1e-6, 1 converges to ~1, 2 period 2,
-    # 3 period > 2, 4 not periodic within the tail
+    # 3 period 3-8, 4 no period <= 8 and Lyapunov exponent > 0 (chaotic), 5 no period, exponent <= 0
     cls = np.where(summ.orbit_period == 1, np.where(summ.orbit_p_hi > 1 - 1e-6, 1, 0),
-                   np.where(summ.orbit_period == 2, 2, np.where(summ.orbit_period > 2, 3, 4)))
+                   np.where(summ.orbit_period == 2, 2, np.where(summ.orbit_period > 2, 3,
+                                                                np.where(summ.orbit_lyapunov > 0, 4, 5))))
     summ["orbit_class"] = cls
-    names = ["fixed point < 1", "fixed point ~ 1", "2-cycle", "period 4-8", "aperiodic"]
-    cmap_cls = mcolors.ListedColormap(["#2ca02c", "#1f77b4", "#d62728", "#ff7f0e", "#7f7f7f"])
+    names = ["fixed point < 1", "fixed point ~ 1", "2-cycle", "period 3-8", "chaotic", "slow / no period"]
+    cmap_cls = mcolors.ListedColormap(["#2ca02c", "#1f77b4", "#d62728", "#ff7f0e", "#000000", "#7f7f7f"])
     for i, eps in enumerate(eps_vals):
         d = summ[summ.eps == eps]
         b, p, z = _mesh(d, "n_fixed")
@@ -199,8 +203,8 @@ def plot_fixed_point_map(inputs: dict, outputs: list) -> None:
             ax.legend(loc="upper right", fontsize=6)
         _, _, zo = _mesh(d, "orbit_class")
         ax = axes[i, 1]
-        m = ax.pcolormesh(b, p, zo, cmap=cmap_cls, vmin=-0.5, vmax=4.5, shading="nearest")
-        cb = fig.colorbar(m, ax=ax, ticks=range(5))
+        m = ax.pcolormesh(b, p, zo, cmap=cmap_cls, vmin=-0.5, vmax=5.5, shading="nearest")
+        cb = fig.colorbar(m, ax=ax, ticks=range(6))
         cb.ax.set_yticklabels(names, fontsize=6)
         ax.set_title(r"orbit of $h$ from $p_0=p_{ref}$")
         _, _, zl = _mesh(d, "orbit_p_hi")
@@ -222,7 +226,8 @@ def plot_bifurcation(inputs: dict, outputs: list) -> None:
     cyc = pd.read_csv(inputs["two_cycles"])
     style.apply_style()
     p_refs = sorted(att.p_ref.unique())
-    fig, axes = style.panel_grid(1, len(p_refs), panel=(3.2, 3.0))
+    fig, axes = style.panel_grid(2, len(p_refs), panel=(3.0, 2.6),
+                                 gridspec_kw={"height_ratios": [2.2, 1]})
     lo, hi = 1e-7, 1 - 1e-7
     for j, p_ref in enumerate(p_refs):
         ax = axes[0, j]
@@ -231,26 +236,35 @@ def plot_bifurcation(inputs: dict, outputs: list) -> None:
                            (False, dict(color="#9e9e9e", s=2, label="unstable fixed point"))):
             g = f[f.stable == stable]
             ax.scatter(g.beta, g.p_star.clip(lo, hi), marker="s", lw=0, **kw)
-        c = cyc[(cyc.p_ref == p_ref) & (cyc.source == "bifurcation_grid")]
+        c = cyc[np.isclose(cyc.p_ref, p_ref) & (cyc.source == "bifurcation_grid")]
         for stable, kw in ((True, dict(color="#d62728", label="stable 2-cycle")),
                            (False, dict(color="#f4a6a6", label="unstable 2-cycle"))):
             g = c[c.stable == stable]
             ax.scatter(np.r_[g.beta, g.beta], np.r_[g.p_a, g.p_b].clip(lo, hi), s=6, marker="x", lw=0.8, **kw)
         a = att[att.p_ref == p_ref]
         ax.scatter(a.beta, a.p.clip(lo, hi), s=1.5, color=style.variant_color("grpo"), alpha=0.8,
-                   label=r"attractor from $p_0=p_{ref}$")
+                   label=r"attractor from $p_0=p_{ref}$ (after burn-in)")
         ex = cyc[(cyc.source == "example") & np.isclose(cyc.p_ref, p_ref)]
         for _, r in ex.iterrows():
-            ax.annotate(f"paper's example: 2-cycle\n{r.p_a:.4f} <-> {r.p_b:.4f}", (r.beta, r.p_b),
-                        xytext=(0.02, 0.55), textcoords="axes fraction", fontsize=6.5,
+            ax.annotate(f"paper's example (beta={_fmt(r.beta)}):\n2-cycle {r.p_a:.4f} <-> {r.p_b:.4f}",
+                        (r.beta, r.p_b), xytext=(0.03, 0.62), textcoords="axes fraction", fontsize=6.5,
                         arrowprops=dict(arrowstyle="->", lw=0.6))
-        ax.axhline(p_ref, color=style.SERIES_COLORS["reference"], lw=0.8, ls="--")
-        ax.set(xscale="log", yscale="logit", ylim=(lo, hi), xlabel=r"$\beta$",
-               title=rf"$p_{{ref}}$={_fmt(p_ref)}, $\epsilon$={_fmt(att.eps.iloc[0])}")
+        ax.axhline(p_ref, color=style.SERIES_COLORS["reference"], lw=0.8, ls="--", label=r"$p_{ref}$")
+        ax.set(xscale="log", yscale="logit", ylim=(lo, hi),
+               title=f"p_ref={_fmt(p_ref)}, ε={_fmt(att.eps.iloc[0])}")
         if j == 0:
-            ax.set_ylabel("p (logit scale; 1 shown at 1-1e-7)")
-            ax.legend(loc="lower right", fontsize=6, markerscale=2)
-    fig.suptitle("Bifurcation diagram of the GRPO PoS map: attractor after burn-in, fixed points, 2-cycles")
+            ax.set_ylabel("p (logit scale; 1 drawn at 1-1e-7)")
+        lam = a.drop_duplicates("beta")
+        ax = axes[1, j]
+        ax.plot(lam.beta, lam.lyapunov.clip(lower=-3), color=style.variant_color("grpo"), lw=1)
+        ax.axhline(0, color="#000000", lw=0.7)
+        ax.set(xscale="log", ylim=(-3.1, 1), xlabel=r"$\beta$")
+        if j == 0:
+            ax.set_ylabel("Lyapunov exp.\n(clipped at -3)")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), markerscale=3)
+    fig.suptitle("Bifurcation diagram of the GRPO PoS map h (Thm 2, 6): attractor, fixed points, 2-cycles; "
+                 "bottom: Lyapunov exponent of the attractor (> 0: chaotic)")
     style.save_figure(fig, *outputs)
 
 
@@ -269,12 +283,12 @@ def plot_variant_dynamics(inputs: dict, outputs: list) -> None:
                 g = d[d.variant == v]
                 ax.plot(g.n, g.p, color=style.variant_color(v), label=style.variant_label(v))
             for v, ls in (("two_kl", "-"), ("two_kl_dr", ":")):
-                for c, a in zip(style.shades(style.variant_color("two_kl"), len(alphas)), alphas):
+                for c, a in zip(style.shades(style.variant_color("two_kl"), len(alphas), lo=0.5), alphas):
                     g = d[(d.variant == v) & (d.alpha == a)]
                     ax.plot(g.n, g.p, color=c, ls=ls, lw=1.1,
                             label=f"{style.variant_label(v)}, alpha={_fmt(a)}")
             ax.axhline(p_ref, color=style.SERIES_COLORS["reference"], lw=0.8, ls="--")
-            ax.set(ylim=(-0.02, 1.02), title=rf"$\beta$={_fmt(beta)}, $p_{{ref}}$={_fmt(p_ref)}")
+            ax.set(ylim=(-0.02, 1.02), title=f"β={_fmt(beta)}, p_ref={_fmt(p_ref)}")
             if i == len(betas) - 1:
                 ax.set_xlabel("n")
             if j == 0:
@@ -347,7 +361,8 @@ def plot_oracle_sgd(inputs: dict, outputs: list) -> None:
     band(ax, base, "mean_tv", "#000000", "baseline")
     for factor, color in (("clip_eps", "#d62728"), ("kl", "#9467bd")):
         for key, d in s[s.factor == factor].groupby(["clip_eps", "kl"], dropna=False):
-            band(ax, d, "mean_tv", color, f"{factor}: clip={key[0]}, KL {key[1]}")
+            clip = "none" if pd.isna(key[0]) else _fmt(key[0])
+            band(ax, d, "mean_tv", color, f"clip={clip}, KL {key[1]}")
     ax.set(xlabel="n (batch)", title="effect of clipping and of TRL's k3 KL")
     ax.legend(fontsize=6)
     ax = axes[1, 0]
@@ -355,7 +370,7 @@ def plot_oracle_sgd(inputs: dict, outputs: list) -> None:
     band(ax, base, "mean_tv", "#000000", r"mean TV$_n$")
     band(ax, base, "mean_bound", "#d62728", r"Thm 10 bound $2\delta^*_n$", ls="--")
     band(ax, base, "mean_gap_to_pstar", "#ff7f0e", r"mean $|\tilde p_n - p^*|$")
-    ax.set(xlabel="n (batch)", yscale="log", title="baseline vs Thm 10")
+    ax.set(xlabel="n (batch)", title=r"baseline vs Thm 10 ($|\tilde p_n - p_n| \leq$ TV$_n \leq \delta^*_n$)")
     ax.legend(fontsize=6)
     ax = axes[1, 1]
     d = pd.concat([base, s[s.factor == "group_size"]])
@@ -371,12 +386,13 @@ def plot_oracle_sgd(inputs: dict, outputs: list) -> None:
     rnd = pr[pr.kind == "random"]
     ids = rnd.drop_duplicates("prompt").sort_values("p_ref").prompt.to_numpy()
     pick = list(ids[np.linspace(0, len(ids) - 1, 5).round().astype(int)]) + list(pr[pr.kind == "zero"].prompt.unique())
-    cols = style.shades(style.SERIES_COLORS["sgd"], len(pick), lo=0.4)
+    cols = [f"C{k}" for k in range(len(pick))]
     for c, q in zip(cols, pick):
         g = pr[pr.prompt == q]
-        ax.plot(g.n, g.p_exact, color="#000000", lw=0.9)
-        ax.plot(g.n, g.p_sgd, color=c, marker=".", ms=3, lw=1, label=f"p_ref={g.p_ref.iloc[0]:.3f}")
-    ax.set(xlabel="n (batch)", ylabel="PoS", ylim=(-0.02, 1.02), title="prompts: exact (black) vs sample-based")
+        ax.plot(g.n, g.p_exact, color=c, lw=1.2, ls="--")
+        ax.plot(g.n, g.p_sgd, color=c, marker=".", ms=3, lw=0.8, label=f"p_ref={g.p_ref.iloc[0]:.3f}")
+    ax.set(xlabel="n (batch)", ylabel="PoS", ylim=(-0.02, 1.02),
+           title="prompts: exact (dashed) vs sample-based (dots)")
     ax.legend(fontsize=6)
     fig.suptitle(f"Sample-based GRPO on softmax policies vs exact iterates ({desc}; band: min-max over seeds)")
     style.save_figure(fig, *outputs)

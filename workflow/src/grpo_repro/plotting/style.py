@@ -7,7 +7,8 @@ API:
                                   (grpo, mirror, dr_grpo, mirror_dr, two_kl, two_kl_dr)
     STABLE / UNSTABLE             marker styles of stable / unstable fixed points and cycles
     panel_grid(nrows, ncols)      figure + 2-D array of axes sized per panel
-    save_figure(fig, *paths)      write PNG and PDF atomically (format from the suffix), close fig
+    save_figure(fig, *paths, tight=True)
+                                  write PNG and PDF atomically (format from the suffix), close fig
 Restyling happens here only; plot functions take their data from CSV files, so a style change
 never reruns a compute step.
 """
@@ -63,7 +64,7 @@ RC = {
     "axes.spines.top": False,
     "axes.spines.right": False,
     "lines.linewidth": 1.5,
-    "pdf.fonttype": 42,
+    "pdf.fonttype": 3,
     "svg.hashsalt": "grpo_repro",
 }
 
@@ -99,8 +100,9 @@ def panel_grid(nrows: int, ncols: int, panel: tuple[float, float] = (2.6, 2.1), 
     return fig, axes
 
 
-def save_figure(fig, *paths) -> None:
+def save_figure(fig, *paths, tight: bool = True) -> None:
     """Save `fig` to every path (format from the suffix: .png, .pdf), each atomically; close it.
+    tight=False keeps the figure's own margins (faster for large panel grids laid out by hand).
     PDF metadata carry no creation date, so reruns give identical files."""
     if not paths:
         raise ValueError("save_figure needs at least one path")
@@ -109,6 +111,6 @@ def save_figure(fig, *paths) -> None:
             fmt = Path(path).suffix.lstrip(".").lower()
             meta = {"CreationDate": None} if fmt == "pdf" else {"Software": None} if fmt == "png" else None
             with atomic_path(path) as tmp:
-                fig.savefig(tmp, format=fmt, metadata=meta)
+                fig.savefig(tmp, format=fmt, metadata=meta, bbox_inches="tight" if tight else None)
     finally:
         plt.close(fig)

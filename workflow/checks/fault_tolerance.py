@@ -1,0 +1,167 @@
+"""Fault tolerance and determinism check of the whole graph (kill anywhere, rerun, same results).
+
+Runs the default configuration (shrunk by --scale small so that it takes minutes) twice, cold, in
+two fresh copies of the workflow:
+  run A: uninterrupted;
+  run B: killed with SIGKILL (the whole process group) once during GRPO training, after its first
+         resumable checkpoint, and once during checkpoint evaluation, after its first finished
+         chunk; each time the same command is rerun with --rerun-incomplete.
+Then it compares, byte for byte, every evaluation table (results/eval/**/*.csv) and every figure
+data file (results/figures/*.csv) of A and B, and prints what it compared and how much work the
+reruns redid. Exit status 0 iff everything matched.
+
+Usage: python workflow/checks/fault_tolerance.py [--scale small|full] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = {  # the default configuration, shrunk: same code paths, fewer steps and prompts
+    "organism": {"sft_steps": 120},
+    "data": {"n_train": 4000, "n_test": 24, "train_pool": 16},
+    "train": {"max_steps": 12, "save_steps": 4},
+    "eval": {"samples": 16},
+}
+
+
+def copy_workflow(dest: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    for rel in files:
+        if rel.startswith(("results/", "tests/")):
+            continue
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+
+
+def command(workdir: Path, extra_config: Path | None) -> list[str]:
+    cmd = [sys.executable, "-m", "snakemake", "-c2", "--rerun-incomplete"]
+    if extra_config:
+        cmd += ["--configfile", "config/config.yaml", str(extra_config)]
+    return cmd
+
+
+def start(workdir: Path, cmd: list[str], log: Path) -> subprocess.Popen:
+    """Start the run in its own process group; first release the lock a killed run left behind."""
+    subprocess.run(cmd + ["--unlock"], cwd=workdir, stdout=open(log, "a"), stderr=subprocess.STDOUT,
+                   stdin=subprocess.DEVNULL, check=True)
+    return subprocess.Popen(cmd, cwd=workdir, stdout=open(log, "a"), stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def kill_when(proc: subprocess.Popen, ready, what: str, timeout: float = 3600) -> str:
+    """SIGKILL the whole process group as soon as ready() returns a description."""
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        found = ready()
+        if found:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return found
+        if proc.poll() is not None:
+            raise RuntimeError(f"the run ended before it could be killed {what}")
+        time.sleep(0.2)
+    raise TimeoutError(f"nothing to kill {what} after {timeout} s")
+
+
+def training_checkpoint(workdir: Path):
+    done = [p for p in glob.glob(str(workdir / "results/train/*/work/checkpoint-*/rng_state.pth"))]
+    return done and f"during training, after {Path(done[0]).parent.relative_to(workdir)} was written"
+
+
+def eval_chunk(workdir: Path):
+    for p in glob.glob(str(workdir / "results/eval/**/*.partial.jsonl"), recursive=True):
+        if sum(1 for _ in open(p)) >= 2:  # fingerprint line + at least one finished chunk
+            return f"during evaluation, with {Path(p).relative_to(workdir)} holding a finished chunk"
+    return None
+
+
+def compare(a: Path, b: Path) -> tuple[list[str], list[str]]:
+    rels = sorted({str(Path(p).relative_to(a)) for pat in ("results/eval/**/*.csv", "results/figures/*.csv")
+                   for p in glob.glob(str(a / pat), recursive=True)})
+    same = [r for r in rels if (b / r).exists() and filecmp.cmp(a / r, b / r, shallow=False)]
+    return same, [r for r in rels if r not in same]
+
+
+def redone(workdir: Path) -> list[str]:
+    out = []
+    for run in sorted(glob.glob(str(workdir / "results/train/*/run.json"))):
+        info = json.load(open(run))
+        out.append(f"train {info['variant']}: resumed from {info.get('resumed_from') or 'the start'}")
+    for meta in sorted(glob.glob(str(workdir / "results/eval/**/*.json"), recursive=True)):
+        info = json.load(open(meta))
+        if info.get("resumed_chunks"):
+            out.append(f"eval {Path(meta).relative_to(workdir)}: {info['resumed_chunks']} chunks reused")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", choices=["small", "full"], default="small")
+    ap.add_argument("--keep", help="directory to keep the two runs in (default: a temporary one)")
+    a = ap.parse_args()
+    base = Path(a.keep or tempfile.mkdtemp(prefix="fault_tolerance_"))
+    base.mkdir(parents=True, exist_ok=True)
+    runs = {}
+    for name in ("A", "B"):
+        wd = base / name
+        shutil.rmtree(wd, ignore_errors=True)
+        copy_workflow(wd)
+        extra = None
+        if a.scale == "small":
+            extra = wd / "config" / "fault_tolerance_small.yaml"
+            extra.write_text(yaml.safe_dump(SMALL))
+        runs[name] = (wd, command(wd, extra), wd / "run.log")
+    env_note = f"scale={a.scale}, workdirs under {base}"
+    print(f"fault tolerance check ({env_note})", flush=True)
+
+    wd, cmd, log = runs["A"]
+    t0 = time.time()
+    if start(wd, cmd, log).wait() != 0:
+        print(f"run A failed: see {log}")
+        return 1
+    print(f"run A (uninterrupted, cold): {time.time() - t0:.0f} s", flush=True)
+
+    wd, cmd, log = runs["B"]
+    t0 = time.time()
+    kills = [kill_when(start(wd, cmd, log), lambda: training_checkpoint(wd), "during training"),
+             kill_when(start(wd, cmd, log), lambda: eval_chunk(wd), "during evaluation")]
+    for k in kills:
+        print(f"run B: killed -9 {k}", flush=True)
+    if start(wd, cmd, log).wait() != 0:
+        print(f"run B's final rerun failed: see {log}")
+        return 1
+    print(f"run B (killed twice, rerun with --rerun-incomplete): {time.time() - t0:.0f} s", flush=True)
+    for line in redone(wd):
+        print(f"  {line}")
+
+    same, diff = compare(runs["A"][0], runs["B"][0])
+    print(f"compared {len(same) + len(diff)} files byte for byte (evaluation tables and figure data): "
+          f"{len(same)} identical, {len(diff)} different")
+    for r in diff:
+        print(f"  DIFFERENT: {r}")
+    if not same:
+        print("nothing was compared")
+        return 1
+    return 0 if not diff else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
