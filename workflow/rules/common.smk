@@ -14,7 +14,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from grpo_repro import config as cfg
-from grpo_repro.data import n_epoch_prompts
+from grpo_repro.data import check_sources, n_epoch_prompts
 from grpo_repro.schedule import checkpoint_steps
 
 try:
@@ -22,6 +22,10 @@ try:
 except cfg.ConfigError as err:
     raise WorkflowError(str(err)) from None
 validate(config, str(cfg.SCHEMA_PATH))
+try:
+    check_sources(config)  # local data files and model exist (hub ids: only when offline)
+except ValueError as err:
+    raise WorkflowError(str(err)) from None
 
 VARIANTS = list(config["variants"])
 RESULTS = "results"

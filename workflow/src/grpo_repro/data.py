@@ -57,3 +57,22 @@ def n_epoch_prompts(config: dict) -> int:
         with open(data["gsm8k_train_path"]) as f:
             return sum(1 for line in f if line.strip())
     return GSM8K_TRAIN_SIZE
+
+
+def check_sources(config: dict) -> None:
+    """Fail at workflow load, before any job, on a missing local data file or model (ValueError
+    naming the config key). Hub ids are only checked when HF_HUB_OFFLINE=1."""
+    from pathlib import Path
+
+    from grpo_repro.models import check_model_source
+
+    data = config["data"]
+    if data["source"] == "gsm8k":
+        for key in ("gsm8k_train_path", "gsm8k_test_path"):
+            path = data[key]
+            if path is not None and not Path(path).is_file():
+                raise ValueError(f"config key 'data.{key}': file {path} does not exist")
+            if path is not None and Path(path).stat().st_size == 0:
+                raise ValueError(f"config key 'data.{key}': file {path} is empty")
+    if config["model"]["name_or_path"] is not None:
+        check_model_source(config["model"]["name_or_path"])

@@ -60,7 +60,14 @@ def load_policy(name_or_path: str | Path, dtype: str = "float32", device: str = 
     from transformers import AutoModelForCausalLM
 
     check_model_source(str(name_or_path))
-    model = AutoModelForCausalLM.from_pretrained(
-        str(name_or_path), dtype=getattr(torch, dtype), trust_remote_code=False).to(device)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            str(name_or_path), dtype=getattr(torch, dtype), trust_remote_code=False).to(device)
+        tokenizer = load_tokenizer(name_or_path)
+    except Exception as err:  # noqa: BLE001 (safetensors raises its own error type)
+        if not Path(name_or_path).exists():
+            raise
+        raise ModelError(f"model directory {name_or_path} is corrupt or incomplete ({type(err).__name__}: "
+                         f"{err}); delete it and rerun the job that wrote it") from err
     model.eval()
-    return model, load_tokenizer(name_or_path)
+    return model, tokenizer

@@ -109,7 +109,8 @@ def surrogate(theta: np.ndarray, idx: np.ndarray, adv: np.ndarray, log_old: np.n
 
 def run(problem: Problem, s: SGDSettings) -> dict:
     """Run sample-based GRPO; returns log_pi (n+1, Q, K), p (n+1, Q) and per-iteration
-    frac_degenerate (n,) (groups with p_hat in {0,1}) and clip_frac (n,) (clipped samples)."""
+    frac_degenerate (n,) (share of the random prompts' groups with p_hat in {0,1}) and clip_frac (n,)
+    (share of samples whose surrogate term is clipped)."""
     if s.kl not in ("exact", "k3"):
         raise ValueError(f"kl must be exact or k3, got {s.kl!r}")
     if s.optimizer not in ("sgd", "adam"):
@@ -126,12 +127,14 @@ def run(problem: Problem, s: SGDSettings) -> dict:
     degenerate = np.empty(s.n_iter)
     clipped = np.zeros(s.n_iter)
     rows = np.arange(q)[:, None]
+    counted = problem.kind == "random"          # control prompts (p_ref in {0, 1}) always degenerate
+    counted = counted if counted.any() else np.ones(q, dtype=bool)
     for n in range(s.n_iter):
         log_old = log_normalise(theta)
         idx = sample_outcomes(rng, log_old, s.G)
         r = problem.reward[rows, idx]
         adv, p_hat = group_advantage(r, s.smoothing_eps, mean_only)
-        degenerate[n] = np.mean((p_hat == 0) | (p_hat == 1))
+        degenerate[n] = np.mean(((p_hat == 0) | (p_hat == 1))[counted])
         anchors = _anchors(s.variant, problem.log_pi_ref, log_old, s.alpha)
         n_clip = 0
         for _ in range(s.mu):
