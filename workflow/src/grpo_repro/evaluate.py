@@ -282,7 +282,9 @@ def run_checkpoint_eval(model_dir: str | Path, config: dict, variant: str, step:
     if device is None:
         device = "cuda" if ecfg["backend"] == "vllm" or torch.cuda.is_available() else "cpu"
     t_load = time.perf_counter()
-    model, tokenizer = load_policy(model_dir, device="cpu" if ecfg["backend"] == "vllm" else device)
+    dtype = "bfloat16" if config["train"]["bf16"] and str(device).startswith("cuda") else "float32"
+    model, tokenizer = load_policy(model_dir, dtype=dtype,
+                                   device="cpu" if ecfg["backend"] == "vllm" else device)
     sampler = make_sampler(ecfg["backend"], model, tokenizer, model_path=model_dir,
                            batch_prompts=int(ecfg["batch_prompts"]))
     digest = model_hash(model_dir)

@@ -160,7 +160,7 @@ def train(config: dict, variant: str, ref_path: str, records: list[dict], out_di
     out_dir = Path(out_dir)
     work_dir, ckpt_dir = out_dir / "work", out_dir / "checkpoints"
     ckpt_dir.mkdir(parents=True, exist_ok=True)
-    model, tokenizer = load_policy(ref_path, dtype="bfloat16" if config["train"]["bf16"] else "float32")
+    model, tokenizer = load_policy(ref_path)  # float32 master weights; train.bf16 = bf16 autocast
     model.train()
     marker = json.loads((Path(ref_path) / "organism.json").read_text()) if (Path(ref_path) / "organism.json").exists() else None
     kwargs, extra = grpo_args(config, variant, work_dir, steps[-1], devices, use_cpu)
