@@ -37,6 +37,7 @@ if ORGANISM:
 REF_MODEL = f"{RESULTS}/models/ref" if ORGANISM else config["model"]["name_or_path"]
 N_EPOCH_PROMPTS = n_epoch_prompts(config)
 STEPS = checkpoint_steps(config["train"], N_EPOCH_PROMPTS)  # step 0 = pi_ref
+TRAIN_CONFIG = {k: config[k] for k in ("seed", "data", "prompt", "model", "organism", "train")}
 
 
 wildcard_constraints:

@@ -56,6 +56,7 @@ rule evaluate_checkpoint:
         variant=lambda wildcards: wildcards.variant,
         splits=config["eval"]["splits"],
         data=[EVAL_SPLIT_DATA[s] for s in config["eval"]["splits"]],
+        settings={"seed": config["seed"], "eval": config["eval"], "temperature": cfg.eval_temperature(config)},
     log:
         f"{LOGS}/eval/{{variant}}/step_{{step}}.log",
     benchmark:

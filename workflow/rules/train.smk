@@ -15,6 +15,8 @@ rule prepare_data:
         f"{LOGS}/train/prepare_data.log",
     benchmark:
         f"{BENCH}/train/prepare_data.tsv"
+    params:  # the settings this job reads: a change reruns it (and what depends on it)
+        settings={k: config[k] for k in ("seed", "data", "prompt", "organism", "model")},
     threads: 1
     script:
         "../scripts/prepare_data.py"
@@ -32,6 +34,8 @@ rule train_reference:
         f"{LOGS}/train/train_reference.log",
     benchmark:
         f"{BENCH}/train/train_reference.tsv"
+    params:  # the settings this job reads: a change reruns it
+        settings={k: config[k] for k in ("seed", "organism")},
     threads: 2
     script:
         "../scripts/train_reference.py"
@@ -53,7 +57,7 @@ rule train_grpo:
         launcher=train_launcher(),
         ref=REF_MODEL,
         n_epoch=N_EPOCH_PROMPTS,
-        config_json=lambda w: shell_quote(config),
+        config_json=shell_quote(TRAIN_CONFIG),  # only what training reads: plot settings never retrain
     shell:
         "{params.launcher} workflow/scripts/train_grpo.py"
         " --variant {wildcards.variant} --ref {params.ref} --prompts {input.prompts}"

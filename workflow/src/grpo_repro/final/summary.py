@@ -166,7 +166,8 @@ def build(mean: pd.DataFrame, paired: pd.DataFrame, shares: pd.DataFrame, overla
                       "Qwen2.5-0.5B-Instruct after one epoch; this run differs in "
                       + ", ".join(d["key"] for d in deviations) + "."),
     }
-    run_diff = {v: config_diff(c, config) for v, c in run_configs.items()}
+    # a training run records the sections it used (seed, data, prompt, model, organism, train)
+    run_diff = {v: config_diff(c, {k: config.get(k) for k in c}) for v, c in run_configs.items()}
     return {
         "stage": "summary",
         "mean_success": _records(mean),
