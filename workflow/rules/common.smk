@@ -22,8 +22,11 @@ try:
 except cfg.ConfigError as err:
     raise WorkflowError(str(err)) from None
 validate(config, str(cfg.SCHEMA_PATH))
+# a dry run only builds the graph: it does not need the hub model in the cache
+DRYRUN = any(a in ("--dry-run", "--dryrun") or (a.startswith("-") and not a.startswith("--") and "n" in a)
+             for a in sys.argv[1:])
 try:
-    check_sources(config)  # local data files and model exist (hub ids: only when offline)
+    check_sources(config, check_hub=not DRYRUN)  # local data and model exist (hub ids: offline runs)
 except ValueError as err:
     raise WorkflowError(str(err)) from None
 

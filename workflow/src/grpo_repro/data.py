@@ -59,9 +59,10 @@ def n_epoch_prompts(config: dict) -> int:
     return GSM8K_TRAIN_SIZE
 
 
-def check_sources(config: dict) -> None:
+def check_sources(config: dict, check_hub: bool = True) -> None:
     """Fail at workflow load, before any job, on a missing local data file or model (ValueError
-    naming the config key). Hub ids are only checked when HF_HUB_OFFLINE=1."""
+    naming the config key). Hub ids are only checked when HF_HUB_OFFLINE=1 and check_hub is set
+    (a dry run on an offline login node still builds the graph)."""
     from pathlib import Path
 
     from grpo_repro.models import check_model_source
@@ -74,5 +75,8 @@ def check_sources(config: dict) -> None:
                 raise ValueError(f"config key 'data.{key}': file {path} does not exist")
             if path is not None and Path(path).stat().st_size == 0:
                 raise ValueError(f"config key 'data.{key}': file {path} is empty")
-    if config["model"]["name_or_path"] is not None:
-        check_model_source(config["model"]["name_or_path"])
+    from grpo_repro.models import is_local
+
+    model = config["model"]["name_or_path"]
+    if model is not None and (check_hub or is_local(model)):
+        check_model_source(model)
