@@ -2,7 +2,6 @@
 error that names the culprit, before any expensive work starts."""
 
 import copy
-import json
 import subprocess
 import sys
 

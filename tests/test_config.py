@@ -1,6 +1,5 @@
 """Configuration validation (schema + cross-field rules): every bad input names its key, file, line."""
 
-import copy
 import subprocess
 import sys
 from pathlib import Path

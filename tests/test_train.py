@@ -2,7 +2,6 @@
 arithmetic, and a short real GRPOTrainer run on a tiny locally built model."""
 
 import json
-import os
 
 import pytest
 import torch

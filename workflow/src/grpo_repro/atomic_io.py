@@ -21,6 +21,7 @@ def atomic_path(path: str | os.PathLike):
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -29,8 +30,12 @@ def atomic_path(path: str | os.PathLike):
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write `text` (UTF-8) atomically, synced to disk before the rename."""
     with atomic_path(path) as tmp:
-        Path(tmp).write_text(text)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
 
 
 def write_csv(df, path: str | os.PathLike) -> None:

@@ -22,11 +22,12 @@ import os
 import platform
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from grpo_repro.atomic_io import write_text as atomic_write_text
 
 from grpo_repro import reward
 from grpo_repro.sampler import SamplingParams, derive_seed
@@ -145,22 +146,6 @@ def _append_line(f, obj) -> None:
     f.write(json.dumps(obj, separators=(",", ":")) + "\n")
     f.flush()
     os.fsync(f.fileno())
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path` (normal permissions), then os.replace."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def write_outputs(df: pd.DataFrame, meta: dict, csv_path: str | Path, json_path: str | Path) -> None:

@@ -11,10 +11,10 @@ at import.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Iterable
+
+from grpo_repro import atomic_io
 
 from grpo_repro.reward import gold_number
 
@@ -108,17 +108,4 @@ def load_gsm8k(split: str, local_path: str | Path | None = None, hub_id: str = "
 
 def write_jsonl(records: Iterable[dict], path: str | Path) -> None:
     """Write `records` as JSONL atomically: a temporary file in the same folder, then os.replace."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_io.write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))

@@ -21,7 +21,7 @@ delta*_n = sum_{i<=n} delta_i (the smallest increments for which the theorem's a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 import sys
 from importlib import metadata
 from pathlib import Path
+
+from grpo_repro import atomic_io
 
 PACKAGES = ("torch", "transformers", "trl", "accelerate", "datasets", "tokenizers", "numpy", "scipy",
             "sympy", "pandas", "matplotlib", "snakemake", "grpo_repro")
@@ -45,8 +46,4 @@ def record(config: dict, inputs=()) -> dict:
 
 def write_json(path: str | Path, obj) -> None:
     """Write JSON atomically (temp file, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, path)
+    atomic_io.write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")

@@ -19,6 +19,7 @@ import os
 import shutil
 from pathlib import Path
 
+from grpo_repro import atomic_io
 from grpo_repro.variants import trl_settings
 
 TRL_CHECKPOINT_FILES = ("trainer_state.json", "optimizer.pt", "scheduler.pt", "rng_state.pth")
@@ -140,12 +141,10 @@ def write_log(history: list[dict], path: Path) -> None:
     keys = sorted({k for r in rows for k in r})
     front = [k for k in ("step", "reward", "kl", "loss", "clip_ratio/region_mean") if k in keys]
     keys = front + [k for k in keys if k not in front]
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="") as f:
+    with atomic_io.atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
-    os.replace(tmp, path)
 
 
 def train(config: dict, variant: str, ref_path: str, records: list[dict], out_dir: str | Path,

@@ -4,23 +4,8 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from pathlib import Path
 
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+from grpo_repro.atomic_io import write_text as atomic_write_text
 
 
 def _cell(text) -> str:
