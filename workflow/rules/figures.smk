@@ -87,6 +87,8 @@ rule figures_data_fig1:
         cfg=_fig_cfg("fig1_eps"),
     log:
         f"{FIG_LOGS}/figures_data_fig1.log",
+    benchmark:
+        f"{BENCH}/figures/figures_data_fig1.tsv",
     threads: 1
     script:
         "../scripts/figures_data.py"
@@ -104,6 +106,8 @@ rule figures_data_fig2:
         cfg=_fig_cfg("eps", "fig2_beta", "fig2_p_ref"),
     log:
         f"{FIG_LOGS}/figures_data_fig2.log",
+    benchmark:
+        f"{BENCH}/figures/figures_data_fig2.tsv",
     threads: 1
     script:
         "../scripts/figures_data.py"
@@ -120,6 +124,8 @@ rule figures_data_fig4:
         cfg=_fig_cfg("eps_dynamics"),
     log:
         f"{FIG_LOGS}/figures_data_fig4.log",
+    benchmark:
+        f"{BENCH}/figures/figures_data_fig4.tsv",
     threads: 1
     script:
         "../scripts/figures_data.py"
@@ -136,6 +142,8 @@ rule figures_data_fig5:
         cfg=_fig_cfg("eps_dynamics", "n_iter", "fig5_p0", "fig5_beta", "fig5_p_ref"),
     log:
         f"{FIG_LOGS}/figures_data_fig5.log",
+    benchmark:
+        f"{BENCH}/figures/figures_data_fig5.tsv",
     threads: 1
     script:
         "../scripts/figures_data.py"
@@ -154,6 +162,8 @@ rule figures_data_fixed_point_map:
         cfg=_fig_cfg("eps", "map_beta", "map_p_ref", "map_n_grid", "bif_burn_in", "bif_keep"),
     log:
         f"{FIG_LOGS}/figures_data_fixed_point_map.log",
+    benchmark:
+        f"{BENCH}/figures/figures_data_fixed_point_map.tsv",
     threads: 1
     script:
         "../scripts/figures_data.py"
@@ -174,6 +184,8 @@ rule figures_data_bifurcation:
                      "two_cycle_examples"),
     log:
         f"{FIG_LOGS}/figures_data_bifurcation.log",
+    benchmark:
+        f"{BENCH}/figures/figures_data_bifurcation.tsv",
     threads: 1
     script:
         "../scripts/figures_data.py"
@@ -190,6 +202,8 @@ rule figures_data_variant_dynamics:
         cfg=_fig_cfg("eps_dynamics", "n_iter", "variant_beta", "variant_p_ref", "two_kl_alpha"),
     log:
         f"{FIG_LOGS}/figures_data_variant_dynamics.log",
+    benchmark:
+        f"{BENCH}/figures/figures_data_variant_dynamics.tsv",
     threads: 1
     script:
         "../scripts/figures_data.py"
@@ -208,6 +222,8 @@ rule figures_data_oracle_exact:
         cfg=_fig_cfg("oracle", "two_kl_alpha"),
     log:
         f"{FIG_LOGS}/figures_data_oracle_exact.log",
+    benchmark:
+        f"{BENCH}/figures/figures_data_oracle_exact.tsv",
     threads: 1
     script:
         "../scripts/figures_data.py"
@@ -226,6 +242,8 @@ rule figures_data_oracle_sgd:
         cfg=_fig_cfg("oracle"),
     log:
         f"{FIG_LOGS}/figures_data_oracle_sgd.log",
+    benchmark:
+        f"{BENCH}/figures/figures_data_oracle_sgd.tsv",
     threads: 1
     script:
         "../scripts/figures_data.py"
@@ -247,6 +265,8 @@ rule figures_plot_fig1:
         extra={},
     log:
         f"{FIG_LOGS}/figures_plot_fig1.log",
+    benchmark:
+        f"{BENCH}/figures/figures_plot_fig1.tsv",
     threads: 1
     script:
         "../scripts/figures_plot.py"
@@ -267,6 +287,8 @@ rule figures_plot_fig2:
         extra={},
     log:
         f"{FIG_LOGS}/figures_plot_fig2.log",
+    benchmark:
+        f"{BENCH}/figures/figures_plot_fig2.tsv",
     threads: 1
     script:
         "../scripts/figures_plot.py"
@@ -285,6 +307,8 @@ rule figures_plot_fig4:
         extra={"betas": list(_FIG_CFG["fig5_beta"])},
     log:
         f"{FIG_LOGS}/figures_plot_fig4.log",
+    benchmark:
+        f"{BENCH}/figures/figures_plot_fig4.tsv",
     threads: 1
     script:
         "../scripts/figures_plot.py"
@@ -304,6 +328,8 @@ rule figures_plot_fig5:
         extra={"p0_specs": list(_FIG_CFG["fig5_p0"])},
     log:
         f"{FIG_LOGS}/figures_plot_fig5.log",
+    benchmark:
+        f"{BENCH}/figures/figures_plot_fig5.tsv",
     threads: 1
     script:
         "../scripts/figures_plot.py"
@@ -322,6 +348,8 @@ rule figures_plot_fixed_point_map:
         extra={},
     log:
         f"{FIG_LOGS}/figures_plot_fixed_point_map.log",
+    benchmark:
+        f"{BENCH}/figures/figures_plot_fixed_point_map.tsv",
     threads: 1
     script:
         "../scripts/figures_plot.py"
@@ -342,6 +370,8 @@ rule figures_plot_bifurcation:
         extra={},
     log:
         f"{FIG_LOGS}/figures_plot_bifurcation.log",
+    benchmark:
+        f"{BENCH}/figures/figures_plot_bifurcation.tsv",
     threads: 1
     script:
         "../scripts/figures_plot.py"
@@ -360,6 +390,8 @@ rule figures_plot_variant_dynamics:
         extra={},
     log:
         f"{FIG_LOGS}/figures_plot_variant_dynamics.log",
+    benchmark:
+        f"{BENCH}/figures/figures_plot_variant_dynamics.tsv",
     threads: 1
     script:
         "../scripts/figures_plot.py"
@@ -378,6 +410,8 @@ rule figures_plot_oracle_exact:
         extra={},
     log:
         f"{FIG_LOGS}/figures_plot_oracle_exact.log",
+    benchmark:
+        f"{BENCH}/figures/figures_plot_oracle_exact.tsv",
     threads: 1
     script:
         "../scripts/figures_plot.py"
@@ -397,6 +431,8 @@ rule figures_plot_oracle_sgd:
         extra={},
     log:
         f"{FIG_LOGS}/figures_plot_oracle_sgd.log",
+    benchmark:
+        f"{BENCH}/figures/figures_plot_oracle_sgd.tsv",
     threads: 1
     script:
         "../scripts/figures_plot.py"

@@ -74,6 +74,8 @@ rule final_tables:
         steps=STEPS,
     log:
         f"{LOGS}/plots/final_tables.log",
+    benchmark:
+        f"{BENCH}/plots/final_tables.tsv",
     threads: 1
     script:
         "../scripts/final_tables.py"
@@ -91,6 +93,8 @@ rule final_trajectories:
         seed=config["seed"],
     log:
         f"{LOGS}/plots/final_trajectories.log",
+    benchmark:
+        f"{BENCH}/plots/final_trajectories.tsv",
     threads: 1
     script:
         "../scripts/final_trajectories.py"
@@ -111,6 +115,8 @@ rule final_amplification:
         seed=config["seed"],
     log:
         f"{LOGS}/plots/final_amplification.log",
+    benchmark:
+        f"{BENCH}/plots/final_amplification.tsv",
     threads: 1
     script:
         "../scripts/final_amplification.py"
@@ -134,6 +140,8 @@ rule final_overlay:
         seed=config["seed"],
     log:
         f"{LOGS}/plots/final_overlay.log",
+    benchmark:
+        f"{BENCH}/plots/final_overlay.tsv",
     threads: 1
     script:
         "../scripts/final_overlay.py"
@@ -159,6 +167,8 @@ rule final_summary:
         benchmarks=f"{RESULTS}/benchmarks",  # optional Snakemake benchmark files, read if present
     log:
         f"{LOGS}/plots/final_summary.log",
+    benchmark:
+        f"{BENCH}/plots/final_summary.tsv",
     threads: 1
     script:
         "../scripts/summary.py"
@@ -181,6 +191,8 @@ rule plot_trajectories:
         variants=VARIANTS,
     log:
         f"{LOGS}/plots/plot_trajectories_{{split}}.log",
+    benchmark:
+        f"{BENCH}/plots/plot_trajectories_{{split}}.tsv",
     threads: 1
     script:
         "../scripts/plots_trajectories.py"
@@ -201,6 +213,8 @@ rule plot_amplification_mean:
         splits=FINAL_SPLITS,
     log:
         f"{LOGS}/plots/plot_amplification_mean.log",
+    benchmark:
+        f"{BENCH}/plots/plot_amplification_mean.tsv",
     threads: 1
     script:
         "../scripts/plots_amplification_mean.py"
@@ -227,6 +241,8 @@ rule plot_amplification:
         variants=VARIANTS,
     log:
         f"{LOGS}/plots/plot_amplification_{{split}}.log",
+    benchmark:
+        f"{BENCH}/plots/plot_amplification_{{split}}.tsv",
     threads: 1
     script:
         "../scripts/plots_amplification.py"
@@ -247,6 +263,8 @@ rule plot_overlay:
         variants=VARIANTS,
     log:
         f"{LOGS}/plots/plot_overlay_{{split}}.log",
+    benchmark:
+        f"{BENCH}/plots/plot_overlay_{{split}}.tsv",
     threads: 1
     script:
         "../scripts/plots_overlay.py"
@@ -263,6 +281,8 @@ rule plot_summary_table:
                     labels={"figure": "summary table", "split": "all"}),
     log:
         f"{LOGS}/plots/plot_summary_table.log",
+    benchmark:
+        f"{BENCH}/plots/plot_summary_table.tsv",
     threads: 1
     script:
         "../scripts/plots_summary_table.py"

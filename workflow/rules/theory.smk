@@ -18,6 +18,8 @@ rule theory_derivations:
         theory=config["theory"],
     log:
         "results/logs/theory/derivations.log",
+    benchmark:
+        f"{BENCH}/theory/derivations.tsv",
     threads: 1
     script:
         "../scripts/theory_derivations.py"

@@ -87,6 +87,7 @@ def grpo_args(config: dict, variant: str, work_dir: str | Path, total_steps: int
         # generation
         max_completion_length=train["max_completion_length"], temperature=train["temperature"],
         top_p=1.0, top_k=0, repetition_penalty=1.0, use_vllm=train["use_vllm"],
+        vllm_mode="colocate",  # vLLM inside the training processes (no separate server to start)
         # bookkeeping
         seed=config["seed"], data_seed=config["seed"], shuffle_dataset=True,
         logging_steps=1, save_strategy="steps", save_steps=train["save_steps"], save_total_limit=1,

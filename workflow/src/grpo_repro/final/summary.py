@@ -139,6 +139,26 @@ def ordered(df: pd.DataFrame, config: dict) -> pd.DataFrame:
     return df.iloc[order].reset_index(drop=True)
 
 
+def step0_consistency(train_logs: dict, mean: pd.DataFrame, config: dict) -> dict:
+    """Training and evaluation see the same policy at step 0: the mean training reward over the
+    first epoch of the pool (every pool prompt sampled once, near pi_ref) against pi_ref's measured
+    mean on that pool. Only defined when GRPO trains on the evaluated pool (train.on_pool)."""
+    train, pool = config["train"], config["data"]["train_pool"]
+    ref = mean[(mean["step"] == 0) & (mean["split"] == "train")]
+    if not train["on_pool"] or pool is None or ref.empty:
+        return {}
+    steps = math.ceil(pool / train["prompts_per_step"]) * train["num_iterations"]
+    out = {}
+    for variant, path in train_logs.items():
+        log = pd.read_csv(path)
+        r = log.loc[log["step"] <= steps, "reward"].dropna() if "reward" in log else pd.Series(dtype=float)
+        if len(r):
+            out[variant] = {"first_epoch_steps": steps, "first_epoch_reward": float(r.mean()),
+                            "pi_ref_pool_mean": float(ref["mean"].iloc[0]),
+                            "difference": float(r.mean() - ref["mean"].iloc[0])}
+    return out
+
+
 def _records(df: pd.DataFrame) -> list[dict]:
     return json.loads(df.to_json(orient="records"))
 
@@ -177,6 +197,7 @@ def build(mean: pd.DataFrame, paired: pd.DataFrame, shares: pd.DataFrame, overla
         "paper_comparison": comparison,
         "derivations": derivation_counts(derivations),
         "train": {v: train_last(p) for v, p in train_logs.items()},
+        "step0_consistency": step0_consistency(train_logs, mean, config),
         "train_run_config_differs_from_workflow_config": run_diff,
         "iteration_note": ITERATION_NOTE,
         "benchmarks": bench or [],
@@ -249,6 +270,15 @@ def markdown(s: dict) -> str:
           f"Claims passed: {d['claims_passed']} / {d['claims_total']}; paper errata confirmed: "
           f"{d['errata_passed']} / {d['errata_total']}."
           + (f" Failed: {', '.join(d['failed'])}." if d["failed"] else ""), ""]
+    if s.get("step0_consistency"):
+        L += ["## Step-0 consistency (training and evaluation see the same pi_ref)", "",
+              "Mean training reward over the first epoch of the pool (each pool prompt sampled once, "
+              "policy still near pi_ref) against pi_ref's evaluated mean on the same pool.", "",
+              "| variant | first-epoch steps | training reward | pi_ref pool mean | difference |", "|---|---|---|---|---|"]
+        for v, r in s["step0_consistency"].items():
+            L.append(f"| {v} | {r['first_epoch_steps']} | {_pct(r['first_epoch_reward'])} | "
+                     f"{_pct(r['pi_ref_pool_mean'])} | {_pct(r['difference'])} |")
+        L.append("")
     L += ["## Training runs (last logged values)", "", "| variant | step | reward | kl | loss |", "|---|---|---|---|---|"]
     for v, r in s["train"].items():
         L.append(f"| {v} | {r.get('step', 'n/a')} | {_num(r.get('reward'))} | {_num(r.get('kl'), '{:.4g}')} | "
