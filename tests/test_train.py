@@ -101,3 +101,43 @@ def test_short_grpo_run(tiny_policy, default_config, tmp_path):
     after = load_file(tmp_path / "run" / "checkpoints" / "step_4" / "model.safetensors")
     assert any(not torch.equal(before[k], after[k]) for k in before)
     assert (tmp_path / "run" / "checkpoints" / "step_2" / "organism.json").exists()
+
+
+class Interrupt(Exception):
+    pass
+
+
+@pytest.mark.parametrize("variant", ["grpo", "mirror"])
+def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant):
+    """A run interrupted after its step-2 TRL checkpoint and resumed ends with the same weights as
+    an uninterrupted run (mirror: the anchor, the previous policy, is restored on resume)."""
+    from safetensors.torch import load_file
+    from transformers import TrainerCallback
+
+    from grpo_repro.train_grpo import train
+
+    class StopAfter(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kw):
+            if state.global_step == 3:
+                raise Interrupt
+
+    ref, records = tiny_policy
+    config = json.loads(json.dumps(default_config))
+    config["train"].update(max_steps=4, save_steps=2, prompts_per_step=2, num_generations=4,
+                           max_completion_length=8, learning_rate=1e-2, num_iterations=2)
+
+    def reward(completions, **kw):
+        return [float(len(c) % 2 == 0) for c in completions]
+
+    def run(out, callbacks=()):
+        return train(config, variant, str(ref), records, out, [0, 2, 4], reward_fn=reward, callbacks=callbacks)
+
+    run(tmp_path / "straight")
+    with pytest.raises(Interrupt):
+        run(tmp_path / "cut", [StopAfter()])
+    assert not (tmp_path / "cut" / "checkpoints" / "step_4").exists()
+    summary = run(tmp_path / "cut")
+    assert summary["resumed_from"].endswith("checkpoint-2")
+    a = load_file(tmp_path / "straight" / "checkpoints" / "step_4" / "model.safetensors")
+    b = load_file(tmp_path / "cut" / "checkpoints" / "step_4" / "model.safetensors")
+    assert all(torch.equal(a[k], b[k]) for k in a)

@@ -42,6 +42,14 @@ def make_trainer_class():
 
         paper_eps: float | None = None
 
+        def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
+            """Mirror variants: the anchor is the policy of the last step, which TRL does not
+            checkpoint; after a resume it would be pi_ref. Restore it from the resumed policy."""
+            super()._load_from_checkpoint(resume_from_checkpoint, model)
+            if self.args.sync_ref_model and self.ref_model is not None:
+                policy = self.accelerator.unwrap_model(self.model)
+                self.ref_model.load_state_dict(policy.state_dict())
+
         def _generate_and_score_completions(self, inputs):
             out = super()._generate_and_score_completions(inputs)
             if self.paper_eps is not None and self.model.training:
@@ -149,9 +157,11 @@ def write_log(history: list[dict], path: Path) -> None:
 
 
 def train(config: dict, variant: str, ref_path: str, records: list[dict], out_dir: str | Path,
-          steps: list[int], devices: int = 1, use_cpu: bool = True, reward_fn=None) -> dict:
+          steps: list[int], devices: int = 1, use_cpu: bool = True, reward_fn=None,
+          callbacks=()) -> dict:
     """Run GRPO for `variant` from pi_ref on `records` (prompt, gold). Returns the run summary.
-    reward_fn: TRL reward function; default the answer checker in mode data.answer_mode."""
+    reward_fn: TRL reward function; default the answer checker in mode data.answer_mode.
+    callbacks: extra transformers TrainerCallbacks (tests use one to interrupt a run)."""
     from datasets import Dataset
 
     from grpo_repro.models import load_policy
@@ -172,7 +182,8 @@ def train(config: dict, variant: str, ref_path: str, records: list[dict], out_di
     trainer_cls = make_trainer_class()
     trainer = trainer_cls(model=model, args=args, train_dataset=data, reward_funcs=[reward_fn],
                           processing_class=tokenizer,
-                          callbacks=[make_checkpoint_callback(ckpt_dir, set(steps[1:]), tokenizer, marker)])
+                          callbacks=[make_checkpoint_callback(ckpt_dir, set(steps[1:]), tokenizer, marker),
+                                     *callbacks])
     trainer.paper_eps = extra["smoothing_eps"]
     resume = complete_trl_checkpoint(work_dir)
     trainer.train(resume_from_checkpoint=resume)
