@@ -107,37 +107,43 @@ class Interrupt(Exception):
     pass
 
 
-@pytest.mark.parametrize("variant", ["grpo", "mirror"])
-def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant):
-    """A run interrupted after its step-2 TRL checkpoint and resumed ends with the same weights as
-    an uninterrupted run (mirror: the anchor, the previous policy, is restored on resume)."""
+@pytest.mark.parametrize("variant,save_steps,stop_at", [
+    ("grpo", 2, 3),  # resumed mid-epoch (4 prompts, 2 per step, mu 2: 4 steps per epoch)
+    ("grpo", 4, 5),  # resumed at an epoch boundary (TRL's sampler alone would replay epoch 0)
+    ("mirror", 2, 3),  # mirror: the anchor (previous policy) must be restored on resume
+    ("mirror", 4, 5),
+])
+def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant, save_steps, stop_at):
+    """A run interrupted after a TRL checkpoint and resumed ends with the same weights as an
+    uninterrupted run."""
     from safetensors.torch import load_file
     from transformers import TrainerCallback
 
     from grpo_repro.train_grpo import train
 
-    class StopAfter(TrainerCallback):
+    class StopAt(TrainerCallback):
         def on_step_begin(self, args, state, control, **kw):
-            if state.global_step == 3:
+            if state.global_step == stop_at:
                 raise Interrupt
 
     ref, records = tiny_policy
     config = json.loads(json.dumps(default_config))
-    config["train"].update(max_steps=4, save_steps=2, prompts_per_step=2, num_generations=4,
+    config["train"].update(max_steps=8, save_steps=save_steps, prompts_per_step=2, num_generations=4,
                            max_completion_length=8, learning_rate=1e-2, num_iterations=2)
+    steps = list(range(0, 9, save_steps))
 
     def reward(completions, **kw):
         return [float(len(c) % 2 == 0) for c in completions]
 
     def run(out, callbacks=()):
-        return train(config, variant, str(ref), records, out, [0, 2, 4], reward_fn=reward, callbacks=callbacks)
+        return train(config, variant, str(ref), records, out, steps, reward_fn=reward, callbacks=callbacks)
 
     run(tmp_path / "straight")
     with pytest.raises(Interrupt):
-        run(tmp_path / "cut", [StopAfter()])
-    assert not (tmp_path / "cut" / "checkpoints" / "step_4").exists()
+        run(tmp_path / "cut", [StopAt()])
+    assert not (tmp_path / "cut" / "checkpoints" / "step_8").exists()
     summary = run(tmp_path / "cut")
-    assert summary["resumed_from"].endswith("checkpoint-2")
-    a = load_file(tmp_path / "straight" / "checkpoints" / "step_4" / "model.safetensors")
-    b = load_file(tmp_path / "cut" / "checkpoints" / "step_4" / "model.safetensors")
+    assert summary["resumed_from"].endswith(f"checkpoint-{stop_at - 1}")
+    a = load_file(tmp_path / "straight" / "checkpoints" / "step_8" / "model.safetensors")
+    b = load_file(tmp_path / "cut" / "checkpoints" / "step_8" / "model.safetensors")
     assert all(torch.equal(a[k], b[k]) for k in a)

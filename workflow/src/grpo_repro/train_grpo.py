@@ -36,11 +36,32 @@ def paper_advantage(adv0, group_size: int, eps: float):
 
 def make_trainer_class():
     from trl import GRPOTrainer
+    from trl.trainer.utils import RepeatSampler
+
+    class EpochSeededRepeatSampler(RepeatSampler):
+        """TRL's RepeatSampler draws each epoch's order from one generator seeded once, so a run
+        resumed at an epoch boundary replays epoch 0's order. Here epoch e's order depends only on
+        (seed, e), set by the Trainer's set_epoch(e): a resumed run sees the same order."""
+
+        epoch = 0
+
+        def set_epoch(self, epoch: int) -> None:
+            self.epoch = int(epoch)
+
+        def __iter__(self):
+            if self.shuffle:
+                self.generator.manual_seed((self.seed or 0) * 1_000_003 + self.epoch)
+            return super().__iter__()
 
     class PaperGRPOTrainer(GRPOTrainer):
         """GRPOTrainer with the paper's eq. (4) advantage when `paper_eps` is set (else TRL's)."""
 
         paper_eps: float | None = None
+
+        def _get_train_sampler(self, dataset=None):
+            base = super()._get_train_sampler(dataset)
+            return EpochSeededRepeatSampler(base.data_source, base.mini_repeat_count, base.batch_size,
+                                            base.repeat_count, base.shuffle, base.seed)
 
         def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
             """Mirror variants: the anchor is the policy of the last step, which TRL does not
