@@ -106,9 +106,10 @@ def redone(workdir: Path) -> list[str]:
         info = json.load(open(run))
         out.append(f"train {info['variant']}: resumed from {info.get('resumed_from') or 'the start'}")
     for meta in sorted(glob.glob(str(workdir / "results/eval/**/*.json"), recursive=True)):
-        info = json.load(open(meta))
-        if info.get("resumed_chunks"):
-            out.append(f"eval {Path(meta).relative_to(workdir)}: {info['resumed_chunks']} chunks reused")
+        timing = json.load(open(meta)).get("timing", {})
+        if timing.get("resumed_chunks"):
+            out.append(f"eval {Path(meta).relative_to(workdir)}: {len(timing['resumed_chunks'])} finished "
+                       f"chunk(s) reused, {timing.get('computed_chunks')} computed")
     return out
 
 
