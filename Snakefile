@@ -25,7 +25,7 @@ report: "workflow/report/workflow.rst"
 
 
 onsuccess:
-    print_stage_times()
+    on_success()
 
 
 rule all:

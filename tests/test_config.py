@@ -121,3 +121,21 @@ def test_snakemake_stops_before_scheduling(tmp_path):
     out = res.stdout + res.stderr
     assert "train.clip_eps" in out and str(bad) in out
     assert "Job stats" not in out  # nothing was scheduled
+
+
+def test_stage_provenance(tmp_path, default_config):
+    """Every stage directory gets PROVENANCE.json: config, versions, and the hash of each file."""
+    import json
+
+    from grpo_repro.provenance import file_hash, write_stage_provenance
+
+    (tmp_path / "eval" / "grpo").mkdir(parents=True)
+    (tmp_path / "eval" / "grpo" / "step_4.csv").write_text("prompt_id,successes\na,1\n")
+    (tmp_path / "train" / "grpo" / "work").mkdir(parents=True)
+    (tmp_path / "train" / "grpo" / "work" / "optimizer.pt").write_text("x")
+    written = write_stage_provenance(tmp_path, default_config)
+    assert sorted(p.parent.name for p in written) == ["eval", "train"]
+    prov = json.loads((tmp_path / "eval" / "PROVENANCE.json").read_text())
+    assert prov["config"] == default_config and prov["versions"]["torch"]
+    assert prov["files"] == {"grpo/step_4.csv": file_hash(tmp_path / "eval" / "grpo" / "step_4.csv")}
+    assert json.loads((tmp_path / "train" / "PROVENANCE.json").read_text())["files"] == {}

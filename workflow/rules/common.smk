@@ -95,6 +95,14 @@ def theory_targets():
     return [f"{RESULTS}/theory/derivations.json", f"{RESULTS}/theory/derivations.md"]
 
 
+def on_success():
+    """After a successful run: provenance beside every stage's outputs, then the stage times."""
+    from grpo_repro.provenance import write_stage_provenance
+
+    write_stage_provenance(RESULTS, config)
+    print_stage_times()
+
+
 def print_stage_times():
     """Wall time per stage (sum over its jobs' benchmark files), printed when a run succeeds."""
     import glob

@@ -47,3 +47,33 @@ def record(config: dict, inputs=()) -> dict:
 def write_json(path: str | Path, obj) -> None:
     """Write JSON atomically (temp file, then rename)."""
     atomic_io.write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+
+
+STAGE_DIRS = ("theory", "figures", "data", "models", "train", "eval", "plots")
+HASH_LIMIT = 64 << 20  # files above this size are listed by size only (paper-scale checkpoints)
+
+
+def stage_manifest(stage_dir: str | Path) -> dict:
+    """sha256 (or size, for big files) of every file of one stage's output directory."""
+    root = Path(stage_dir)
+    out = {}
+    for f in sorted(p for p in root.rglob("*") if p.is_file() and p.name != "PROVENANCE.json"):
+        if "/work/" in f.as_posix() or ".tmp" in f.name:  # TRL's resumable state, temp files
+            continue
+        size = f.stat().st_size
+        out[str(f.relative_to(root))] = file_hash(f) if size <= HASH_LIMIT else f"{size} bytes"
+    return out
+
+
+def write_stage_provenance(results: str | Path, config: dict) -> list[Path]:
+    """results/<stage>/PROVENANCE.json for every stage present: the resolved configuration, the
+    package versions and the hash of every file, so a difference between two runs can be traced."""
+    written = []
+    versions_now = versions()
+    for stage in STAGE_DIRS:
+        d = Path(results) / stage
+        if d.is_dir():
+            write_json(d / "PROVENANCE.json", {"stage": stage, "config": config, "versions": versions_now,
+                                               "files": stage_manifest(d)})
+            written.append(d / "PROVENANCE.json")
+    return written
