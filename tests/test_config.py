@@ -99,6 +99,25 @@ def test_cross_field_rules():
         cfg.check(config)
 
 
+@pytest.mark.parametrize("update,key", [
+    ({"save_steps": 5, "num_iterations": 2}, "train.save_steps"),
+    ({"prompts_per_step": 3, "grad_accum": 2}, "train.prompts_per_step"),
+    ({"devices": 3}, "train.prompts_per_step"),
+])
+def test_training_cross_field_rules(update, key):
+    config = base()
+    config["train"].update(update)
+    with pytest.raises(cfg.ConfigError, match=key):
+        cfg.check(config)
+
+
+def test_pool_larger_than_training_set():
+    config = base()
+    config["data"].update(n_train=10, train_pool=64)
+    with pytest.raises(cfg.ConfigError, match="data.train_pool"):
+        cfg.check(config)
+
+
 def test_error_names_file_and_line(tmp_path):
     text = DEFAULT.read_text().replace("  beta: 0.1 ", "  beta: -0.1", 1)
     bad = tmp_path / "bad.yaml"

@@ -51,9 +51,11 @@ def test_paper_advantage_is_eq4(successes, G):
 def test_batch_arithmetic_and_schedule():
     paper = cfg.load(ROOT / "config" / "paper.yaml")
     assert per_device_batch(paper["train"], 7) == 16  # the paper: one prompt x 16 completions per GPU
-    assert total_steps(paper["train"], 7473) == 267 * 10
+    assert total_steps(paper["train"], 7473) == 266 * 10  # TRL drops the incomplete last batch
     steps = checkpoint_steps(paper["train"], 7473)
-    assert steps[:3] == [0, 150, 300] and steps[-2:] == [2550, 2670]
+    assert steps[:3] == [0, 150, 300] and steps[-2:] == [2550, 2660]
+    with pytest.raises(ValueError, match="prompts_per_step"):
+        total_steps(paper["train"], 20)
     with pytest.raises(ValueError, match="whole groups"):
         per_device_batch({**paper["train"], "prompts_per_step": 27}, 7)
 
@@ -65,6 +67,30 @@ def test_every_hyperparameter_explicit(default_config, tmp_path):
         assert key in kwargs
     assert kwargs["beta"] == default_config["train"]["beta"] > 0
     assert extra["paper_advantage"] is True
+
+
+def test_multi_process_checkpoint_accepted(tmp_path):
+    """With several processes transformers writes rng_state_<rank>.pth instead of rng_state.pth."""
+    ck = tmp_path / "checkpoint-150"
+    ck.mkdir()
+    for f in ("trainer_state.json", "optimizer.pt", "scheduler.pt", "model.safetensors",
+              "rng_state_0.pth", "rng_state_1.pth"):
+        (ck / f).write_text("x")
+    assert complete_trl_checkpoint(tmp_path) == str(ck)
+
+
+def test_config_change_drops_resumable_state(tmp_path):
+    from grpo_repro.train_grpo import reset_if_config_changed
+
+    (tmp_path / "work" / "checkpoint-2").mkdir(parents=True)
+    (tmp_path / "checkpoints" / "step_2").mkdir(parents=True)
+    reset_if_config_changed(tmp_path, "config A")  # no stamp yet: start clean
+    assert not (tmp_path / "checkpoints" / "step_2").exists()
+    (tmp_path / "work" / "checkpoint-2").mkdir()
+    reset_if_config_changed(tmp_path, "config A")  # same configuration: resume
+    assert (tmp_path / "work" / "checkpoint-2").exists()
+    reset_if_config_changed(tmp_path, "config B")  # changed: start over
+    assert not (tmp_path / "work" / "checkpoint-2").exists()
 
 
 def test_incomplete_trl_checkpoint_skipped(tmp_path):

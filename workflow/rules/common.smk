@@ -40,7 +40,10 @@ if ORGANISM:
 REF_MODEL = f"{RESULTS}/models/ref" if ORGANISM else config["model"]["name_or_path"]
 N_EPOCH_PROMPTS = n_epoch_prompts(config)
 STEPS = checkpoint_steps(config["train"], N_EPOCH_PROMPTS)  # step 0 = pi_ref
-TRAIN_CONFIG = {k: config[k] for k in ("seed", "data", "prompt", "model", "organism", "train")}
+# what GRPO training reads (the prompts and pi_ref are its inputs): other keys never retrain
+TRAIN_CONFIG = {"seed": config["seed"], "train": config["train"],
+                "data": {"answer_mode": config["data"]["answer_mode"]}}
+TRAIN_SCRIPT = shlex.quote(os.path.join(workflow.basedir, "workflow", "scripts", "train_grpo.py"))
 
 
 wildcard_constraints:
@@ -71,6 +74,9 @@ def train_launcher():
     if n == 1:
         return shlex.quote(sys.executable)
     return f"{shlex.quote(sys.executable)} -m accelerate.commands.launch --num_processes {n}"
+
+
+TRAIN_LAUNCHER = train_launcher()
 
 
 def shell_quote(obj):

@@ -54,12 +54,11 @@ rule train_grpo:
         f"{BENCH}/train/grpo_{{variant}}.tsv"
     threads: 1
     params:
-        launcher=train_launcher(),
         ref=REF_MODEL,
         n_epoch=N_EPOCH_PROMPTS,
         config_json=shell_quote(TRAIN_CONFIG),  # only what training reads: plot settings never retrain
     shell:
-        "{params.launcher} workflow/scripts/train_grpo.py"
+        "{TRAIN_LAUNCHER} {TRAIN_SCRIPT}"  # globals, not params: moving the repo or venv never retrains
         " --variant {wildcards.variant} --ref {params.ref} --prompts {input.prompts}"
         " --n-epoch-prompts {params.n_epoch} --out {RESULTS}/train/{wildcards.variant}"
         " --threads {threads} --config-json {params.config_json} --run {output.run} > {log} 2>&1"

@@ -132,6 +132,17 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     train = config.get("train", {})
     if train.get("save_steps", 1) > (train.get("max_steps") or float("inf")):
         found.append((["train", "save_steps"], "must be <= train.max_steps (no checkpoint would be saved)"))
+    if train.get("save_steps", 1) % train.get("num_iterations", 1):
+        found.append((["train", "save_steps"], "must be a multiple of train.num_iterations (mu): a run "
+                      "resumed from a checkpoint must start at a fresh generation batch"))
+    total = train.get("prompts_per_step", 1) * train.get("num_generations", 2)
+    per_step = train.get("grad_accum", 1) * train.get("devices", 1)
+    if total % per_step or (total // per_step) % train.get("num_generations", 2):
+        found.append((["train", "prompts_per_step"], "prompts_per_step * num_generations must split into whole "
+                      "groups per device and accumulation step (divisible by grad_accum * devices * G / G)"))
+    pool, n_train = data.get("train_pool"), data.get("n_train")
+    if pool is not None and n_train is not None and pool > n_train:
+        found.append((["data", "train_pool"], f"must be <= data.n_train ({n_train})"))
     return found
 
 

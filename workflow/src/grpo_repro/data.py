@@ -50,7 +50,7 @@ def n_epoch_prompts(config: dict) -> int:
     """Prompts in one GRPO epoch, known before any job runs (the checkpoint schedule needs it)."""
     data = config["data"]
     if config["train"]["on_pool"] and data["train_pool"] is not None:
-        return data["train_pool"]
+        return min(data["train_pool"], data["n_train"] or data["train_pool"])
     if data["n_train"] is not None:
         return data["n_train"]
     if data["source"] == "gsm8k" and data["gsm8k_train_path"]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from grpo_repro import atomic_io
 from grpo_repro.variants import trl_settings
 
-TRL_CHECKPOINT_FILES = ("trainer_state.json", "optimizer.pt", "scheduler.pt", "rng_state.pth")
+TRL_CHECKPOINT_FILES = ("trainer_state.json", "optimizer.pt", "scheduler.pt")  # + rng_state[_rank].pth
 
 
 def paper_advantage(adv0, group_size: int, eps: float):
@@ -133,9 +133,24 @@ def complete_trl_checkpoint(work_dir: str | Path) -> str | None:
     """Newest TRL checkpoint in work_dir with all its files (a half-written one is skipped)."""
     cands = sorted(Path(work_dir).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     for cand in reversed(cands):
-        if all((cand / f).exists() for f in TRL_CHECKPOINT_FILES) and any(cand.glob("*.safetensors")):
+        if (all((cand / f).exists() for f in TRL_CHECKPOINT_FILES) and any(cand.glob("*.safetensors"))
+                and any(cand.glob("rng_state*.pth"))):  # rng_state.pth, or rng_state_<rank>.pth per process
             return str(cand)
     return None
+
+
+def reset_if_config_changed(out_dir: Path, fingerprint: str) -> None:
+    """Resume only state written under the same configuration: when the fingerprint stored in
+    work/ differs (or is absent), drop work/ and checkpoints/ and start from pi_ref."""
+    import hashlib
+
+    stamp = out_dir / "work" / "config.sha256"
+    digest = hashlib.sha256(fingerprint.encode()).hexdigest()
+    if not stamp.exists() or stamp.read_text().strip() != digest:
+        for sub in ("work", "checkpoints"):
+            shutil.rmtree(out_dir / sub, ignore_errors=True)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(digest + "\n")
 
 
 def save_policy(model, tokenizer, dest: Path, marker: dict | None = None) -> None:
@@ -190,7 +205,16 @@ def train(config: dict, variant: str, ref_path: str, records: list[dict], out_di
 
     out_dir = Path(out_dir)
     work_dir, ckpt_dir = out_dir / "work", out_dir / "checkpoints"
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    from accelerate import PartialState
+
+    state = PartialState(cpu=use_cpu)
+    if state.is_main_process:
+        reset_if_config_changed(out_dir, json.dumps(
+            {"variant": variant, "ref": str(ref_path), "steps": steps, "seed": config["seed"],
+             "train": config["train"], "answer_mode": config["data"]["answer_mode"],
+             "prompts": [[r["prompt"], r["gold"]] for r in records]}, sort_keys=True))
+        ckpt_dir.mkdir(parents=True, exist_ok=True)
+    state.wait_for_everyone()  # every process sees the same work/ before choosing where to resume
     model, tokenizer = load_policy(ref_path)  # float32 master weights; train.bf16 = bf16 autocast
     model.train()
     marker = json.loads((Path(ref_path) / "organism.json").read_text()) if (Path(ref_path) / "organism.json").exists() else None
@@ -208,10 +232,13 @@ def train(config: dict, variant: str, ref_path: str, records: list[dict], out_di
     trainer.paper_eps = extra["smoothing_eps"]
     resume = complete_trl_checkpoint(work_dir)
     trainer.train(resume_from_checkpoint=resume)
+    trainer.accelerator.wait_for_everyone()
     final = ckpt_dir / f"step_{steps[-1]}"
-    if not final.exists():
-        save_policy(trainer.model, tokenizer, final, marker)
-    write_log(trainer.state.log_history, out_dir / "train_log.csv")
+    if trainer.is_world_process_zero():
+        if not final.exists():
+            save_policy(trainer.accelerator.unwrap_model(trainer.model), tokenizer, final, marker)
+        write_log(trainer.state.log_history, out_dir / "train_log.csv")
+    trainer.accelerator.wait_for_everyone()
     missing = [s for s in steps[1:] if not (ckpt_dir / f"step_{s}").exists()]
     if missing:
         raise RuntimeError(f"training finished without checkpoints for steps {missing}")

@@ -7,6 +7,11 @@
 | dr_grpo   | pi_ref                   | mean only: A = r - p         | scale_rewards none, loss dr_grpo               |
 | mirror_dr | previous policy          | mean only                    | both of the above                              |
 
+Dr. GRPO in TRL also changes the token aggregation: loss_type dr_grpo divides the summed token
+losses by batch x max_completion_length instead of averaging over each completion's length (the
+Dr. GRPO paper's length-bias fix), so grpo vs dr_grpo differs in that too, not only in the
+advantage's normalisation (the paper's Sec. 5 analyses the advantage alone).
+
 Mirror in TRL: the reference model is overwritten by the policy after every optimizer step and the
 reference log-probs are taken when a batch is generated, so the anchor is the policy that sampled
 the batch. With num_iterations (mu) = 1 the policy equals that anchor at every gradient step and

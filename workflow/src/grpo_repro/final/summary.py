@@ -102,6 +102,13 @@ def train_last(log_csv: str | Path) -> dict:
     return out
 
 
+def restrict(full, like):
+    """`full` cut down to the keys (nested) that `like` has."""
+    if isinstance(full, dict) and isinstance(like, dict):
+        return {k: restrict(full.get(k, "<missing>"), v) for k, v in like.items()}
+    return full
+
+
 def config_diff(a, b, prefix="") -> list[str]:
     """Dotted keys where two nested configurations differ."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -186,8 +193,8 @@ def build(mean: pd.DataFrame, paired: pd.DataFrame, shares: pd.DataFrame, overla
                       "Qwen2.5-0.5B-Instruct after one epoch; this run differs in "
                       + ", ".join(d["key"] for d in deviations) + "."),
     }
-    # a training run records the sections it used (seed, data, prompt, model, organism, train)
-    run_diff = {v: config_diff(c, {k: config.get(k) for k in c}) for v, c in run_configs.items()}
+    # a training run records only the keys it reads: compare those
+    run_diff = {v: config_diff(c, restrict(config, c)) for v, c in run_configs.items()}
     return {
         "stage": "summary",
         "mean_success": _records(mean),
