@@ -111,17 +111,13 @@ def on_success():
 
 def print_stage_times():
     """Wall time per stage (sum over its jobs' benchmark files), printed when a run succeeds."""
-    import glob
+    from grpo_repro.final.summary import benchmarks
 
-    import pandas as pd
-
-    rows = []
-    for path in sorted(glob.glob(f"{BENCH}/*/*.tsv")):
-        stage = path.split("/")[-2]
-        rows.append((stage, os.path.basename(path)[:-4], float(pd.read_csv(path, sep="\t")["s"].iloc[0])))
+    rows = [(b["file"].split("/")[0], os.path.basename(b["file"])[:-4], b["seconds"]) for b in benchmarks(BENCH)]
     if rows:
         print("\nWall time per stage (s; jobs of a stage may run side by side):")
         for stage in dict.fromkeys(r[0] for r in rows):
             jobs = [r for r in rows if r[0] == stage]
+            longest = max(jobs, key=lambda r: r[2])
             print(f"  {stage:10s} {sum(r[2] for r in jobs):8.1f}  ({len(jobs)} jobs, longest "
-                  f"{max(jobs, key=lambda r: r[2])[1]} {max(r[2] for r in jobs):.1f})")
+                  f"{longest[1]} {longest[2]:.1f})")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,8 @@ import numpy as np
 import pandas as pd
 
 from grpo_repro.atomic_io import write_text as atomic_write_text
+from grpo_repro.gsm8k import read_jsonl
+from grpo_repro.provenance import versions
 
 from grpo_repro import reward
 from grpo_repro.sampler import SamplingParams, derive_seed
@@ -43,11 +44,6 @@ SKIP_WEIGHTS = {"training_args.bin", "optimizer.pt", "scheduler.pt", "rng_state.
 
 # ------------------------------------------------------------------------------------------ inputs
 
-def read_jsonl(path: str | Path) -> list[dict]:
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def model_hash(model_dir: str | Path) -> str:
     """sha256 over the weight files of a saved model directory (names and contents, sorted)."""
     root = Path(model_dir)
@@ -62,18 +58,6 @@ def model_hash(model_dir: str | Path) -> str:
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
     return h.hexdigest()
-
-
-def package_versions() -> dict:
-    import importlib.metadata as md
-
-    out = {"python": platform.python_version()}
-    for name in ("torch", "transformers", "trl", "numpy", "pandas", "grpo_repro", "vllm"):
-        try:
-            out[name] = md.version(name)
-        except md.PackageNotFoundError:
-            continue
-    return out
 
 
 def prompt_seeds(records, seed: int, variant: str, step: int, split: str) -> list[int]:
@@ -244,7 +228,7 @@ def evaluate_records(sampler, records: list[dict], *, samples: int, params: Samp
         "sampler": {"batch_prompts": getattr(sampler, "batch_prompts", None),
                     "cache": getattr(sampler, "cache_mode", None)},
         "examples": [e for i in range(min(1, len(bounds))) for e in done[i].get("examples", [])],
-        "versions": package_versions(),
+        "versions": versions(),
     }
     return df, meta
 
@@ -277,7 +261,7 @@ def run_checkpoint_eval(model_dir: str | Path, config: dict, variant: str, step:
     summary = {}
     for split, path in data.items():
         csv_path, json_path = outputs[split]
-        records = read_jsonl(path)
+        records = read_jsonl(path)  # validated: file and line named on bad input
         df, meta = evaluate_records(sampler, records, samples=int(ecfg["samples"]), params=params,
                                     seed=int(config["seed"]), variant=variant, step=int(step), split=split,
                                     model_sha256=digest, partial_path=partial_path_for(csv_path),

@@ -13,7 +13,7 @@ from pathlib import Path
 from grpo_repro import atomic_io
 
 PACKAGES = ("torch", "transformers", "trl", "accelerate", "datasets", "tokenizers", "numpy", "scipy",
-            "sympy", "pandas", "matplotlib", "snakemake", "grpo_repro")
+            "sympy", "pandas", "matplotlib", "snakemake", "grpo_repro", "vllm")
 
 
 def versions() -> dict:
