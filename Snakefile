@@ -1,7 +1,8 @@
 """GRPO's effective loss, dynamics and success amplification (Mroueh, arXiv 2503.06639), end to end.
 
-Stages: theory (sympy checks of Sec. 2-5) -> figures (Fig 1, 2, 4, 5 and beyond) -> train (TRL GRPO,
-Sec. 6) -> evaluate (50 samples per question) -> plots, summary and report.
+Stages, one rule file and one package subpackage each (README "Layout"): theory (sympy checks of
+Sec. 2-5) -> figures (Fig 1, 2, 4, 5 and beyond) -> data (prompt sets) -> train (pi_ref, TRL GRPO,
+Sec. 6) -> evaluate (50 samples per question) -> report (trajectories, amplification, summary).
 Default: `snakemake -c2` (CPU, offline, minutes). Paper: `--configfile config/paper.yaml`.
 """
 
@@ -16,9 +17,10 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/theory.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/plots.smk"
+include: "workflow/rules/report.smk"
 
 
 report: "workflow/report/workflow.rst"
@@ -29,6 +31,6 @@ onsuccess:
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True

@@ -23,8 +23,12 @@ def run_snakemake(cores: int) -> float:
         for name in ("Snakefile", "config", "workflow"):
             os.symlink(ROOT / name, Path(tmp) / name)
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "snakemake", f"-c{cores}", "figures_all"], cwd=tmp,
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "snakemake", f"-c{cores}", "figures_all"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
             print(proc.stderr[-3000:], file=sys.stderr)
@@ -39,26 +43,24 @@ def run_snakemake(cores: int) -> float:
 
 def run_inprocess() -> float:
     from grpo_repro import config as cfgmod
-    from grpo_repro import figure_data as fd
-    from grpo_repro.plotting import figures as plots
+    from grpo_repro.figures.registry import FAMILIES, resolve
 
     cfg = cfgmod.load(ROOT / "config" / "config.yaml")["figures"]
     total = 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for kind, fn in fd.COMPUTE.items():
+        for fam in FAMILIES:
+            kind = fam.name
             t0 = time.perf_counter()
-            frames = fn(cfg)
+            frames = resolve(fam.compute)(cfg)
             paths = {}
             for name, df in frames.items():
                 paths[name] = str(Path(tmp) / f"{kind}_{name}.csv")
                 df.to_csv(paths[name], index=False)
             t1 = time.perf_counter()
-            extra = {"fig4": {"betas": cfg["fig5_beta"]}, "fig5": {"p0_specs": cfg["fig5_p0"]}}.get(kind, {})
-            from grpo_repro.figure_paths import fig2_stem, fig5_stem
-            stems = ([fig2_stem(e) for e in cfg["eps"]] if kind == "fig2" else
-                     [fig5_stem(p) for p in cfg["fig5_p0"]] if kind == "fig5" else [kind])
-            outs = [str(Path(tmp) / f"{s}.{ext}") for s in stems for ext in ("png", "pdf")]
-            plots.PLOTS[kind](paths, outs, **extra)
+            outs = [
+                str(Path(tmp) / f"{s}.{ext}") for s, _ in fam.stems(cfg) for ext in ("png", "pdf")
+            ]
+            resolve(fam.plot)({k: paths[k] for k in fam.plot_frames()}, outs, **fam.extra(cfg))
             t2 = time.perf_counter()
             total += t2 - t0
             print(f"    {kind:20s} compute {t1 - t0:6.2f} s   plot {t2 - t1:6.2f} s")
@@ -77,7 +79,9 @@ def main() -> int:
         run_inprocess()
     if not a.skip_snakemake:
         wall = run_snakemake(a.cores)
-        print(f"figures stage wall time: {wall:.1f} s ({'within' if wall < 60 else 'OVER'} the 60 s target)")
+        print(
+            f"figures stage wall time: {wall:.1f} s ({'within' if wall < 60 else 'OVER'} the 60 s target)"
+        )
     return 0
 
 

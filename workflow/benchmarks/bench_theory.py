@@ -25,19 +25,31 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(a.repeat):
             t0 = time.perf_counter()
-            proc = subprocess.run([sys.executable, str(ROOT / "workflow/scripts/theory_derivations.py"),
-                                   "--out", tmp, "--n-random", str(a.n_random)],
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    str(ROOT / "workflow/scripts/theory_derivations.py"),
+                    "--out",
+                    tmp,
+                    "--n-random",
+                    str(a.n_random),
+                ],
+                capture_output=True,
+                text=True,
+            )
             walls.append(time.perf_counter() - t0)
             if proc.returncode != 0:
                 print(proc.stderr[-2000:], file=sys.stderr)
                 return proc.returncode
         import json
+
         records = json.loads((Path(tmp) / "derivations.json").read_text())
     slow = sorted(records, key=lambda r: -r["seconds"])[: a.top]
-    print(f"theory stage wall time: {min(walls):.2f} s (best of {a.repeat}; all: "
-          f"{', '.join(f'{w:.2f}' for w in walls)}), {len(records)} checks, "
-          f"{sum(r['seconds'] for r in records):.2f} s inside the checks; target < 60 s")
+    print(
+        f"theory stage wall time: {min(walls):.2f} s (best of {a.repeat}; all: "
+        f"{', '.join(f'{w:.2f}' for w in walls)}), {len(records)} checks, "
+        f"{sum(r['seconds'] for r in records):.2f} s inside the checks; target < 60 s"
+    )
     for r in slow:
         print(f"  {r['seconds']:7.3f} s  {r['id']}")
     return 0

@@ -6,7 +6,7 @@ two fresh copies of the workflow:
   run B: killed with SIGKILL (the whole process group) once during GRPO training, after its first
          resumable checkpoint, and once during checkpoint evaluation, after its first finished
          chunk; each time the same command is rerun with --rerun-incomplete.
-Then it compares, byte for byte, every evaluation table (results/eval/**/*.csv) and every figure
+Then it compares, byte for byte, every evaluation table (results/evaluate/**/*.csv) and every figure
 data file (results/figures/*.csv) of A and B, and prints what it compared and how much work the
 reruns redid. Exit status 0 iff everything matched.
 
@@ -40,8 +40,13 @@ SMALL = {  # the default configuration, shrunk: same code paths, fewer steps and
 
 
 def copy_workflow(dest: Path) -> None:
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     for rel in files:
         if rel.startswith(("results/", "tests/")):
             continue
@@ -60,10 +65,22 @@ def command(workdir: Path, extra_config: Path | None) -> list[str]:
 
 def start(workdir: Path, cmd: list[str], log: Path) -> subprocess.Popen:
     """Start the run in its own process group; first release the lock a killed run left behind."""
-    subprocess.run(cmd + ["--unlock"], cwd=workdir, stdout=open(log, "a"), stderr=subprocess.STDOUT,
-                   stdin=subprocess.DEVNULL, check=True)
-    return subprocess.Popen(cmd, cwd=workdir, stdout=open(log, "a"), stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    subprocess.run(
+        cmd + ["--unlock"],
+        cwd=workdir,
+        stdout=open(log, "a"),
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        check=True,
+    )
+    return subprocess.Popen(
+        cmd,
+        cwd=workdir,
+        stdout=open(log, "a"),
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def kill_when(proc: subprocess.Popen, ready, what: str, timeout: float = 3600) -> str:
@@ -83,19 +100,28 @@ def kill_when(proc: subprocess.Popen, ready, what: str, timeout: float = 3600) -
 
 def training_checkpoint(workdir: Path):
     done = [p for p in glob.glob(str(workdir / "results/train/*/work/checkpoint-*/rng_state.pth"))]
-    return done and f"during training, after {Path(done[0]).parent.relative_to(workdir)} was written"
+    return (
+        done and f"during training, after {Path(done[0]).parent.relative_to(workdir)} was written"
+    )
 
 
 def eval_chunk(workdir: Path):
-    for p in glob.glob(str(workdir / "results/eval/**/*.partial.jsonl"), recursive=True):
+    for p in glob.glob(str(workdir / "results/evaluate/**/*.partial.jsonl"), recursive=True):
         if sum(1 for _ in open(p)) >= 2:  # fingerprint line + at least one finished chunk
-            return f"during evaluation, with {Path(p).relative_to(workdir)} holding a finished chunk"
+            return (
+                f"during evaluation, with {Path(p).relative_to(workdir)} holding a finished chunk"
+            )
     return None
 
 
 def compare(a: Path, b: Path) -> tuple[list[str], list[str]]:
-    rels = sorted({str(Path(p).relative_to(a)) for pat in ("results/eval/**/*.csv", "results/figures/*.csv")
-                   for p in glob.glob(str(a / pat), recursive=True)})
+    rels = sorted(
+        {
+            str(Path(p).relative_to(a))
+            for pat in ("results/evaluate/**/*.csv", "results/figures/*.csv")
+            for p in glob.glob(str(a / pat), recursive=True)
+        }
+    )
     same = [r for r in rels if (b / r).exists() and filecmp.cmp(a / r, b / r, shallow=False)]
     return same, [r for r in rels if r not in same]
 
@@ -104,12 +130,16 @@ def redone(workdir: Path) -> list[str]:
     out = []
     for run in sorted(glob.glob(str(workdir / "results/train/*/run.json"))):
         info = json.load(open(run))
-        out.append(f"train {info['variant']}: resumed from {info.get('resumed_from') or 'the start'}")
-    for meta in sorted(glob.glob(str(workdir / "results/eval/**/*.json"), recursive=True)):
+        out.append(
+            f"train {info['variant']}: resumed from {info.get('resumed_from') or 'the start'}"
+        )
+    for meta in sorted(glob.glob(str(workdir / "results/evaluate/**/*.json"), recursive=True)):
         timing = json.load(open(meta)).get("timing", {})
         if timing.get("resumed_chunks"):
-            out.append(f"eval {Path(meta).relative_to(workdir)}: {len(timing['resumed_chunks'])} finished "
-                       f"chunk(s) reused, {timing.get('computed_chunks')} computed")
+            out.append(
+                f"eval {Path(meta).relative_to(workdir)}: {len(timing['resumed_chunks'])} finished "
+                f"chunk(s) reused, {timing.get('computed_chunks')} computed"
+            )
     return out
 
 
@@ -142,20 +172,26 @@ def main() -> int:
 
     wd, cmd, log = runs["B"]
     t0 = time.time()
-    kills = [kill_when(start(wd, cmd, log), lambda: training_checkpoint(wd), "during training"),
-             kill_when(start(wd, cmd, log), lambda: eval_chunk(wd), "during evaluation")]
+    kills = [
+        kill_when(start(wd, cmd, log), lambda: training_checkpoint(wd), "during training"),
+        kill_when(start(wd, cmd, log), lambda: eval_chunk(wd), "during evaluation"),
+    ]
     for k in kills:
         print(f"run B: killed -9 {k}", flush=True)
     if start(wd, cmd, log).wait() != 0:
         print(f"run B's final rerun failed: see {log}")
         return 1
-    print(f"run B (killed twice, rerun with --rerun-incomplete): {time.time() - t0:.0f} s", flush=True)
+    print(
+        f"run B (killed twice, rerun with --rerun-incomplete): {time.time() - t0:.0f} s", flush=True
+    )
     for line in redone(wd):
         print(f"  {line}")
 
     same, diff = compare(runs["A"][0], runs["B"][0])
-    print(f"compared {len(same) + len(diff)} files byte for byte (evaluation tables and figure data): "
-          f"{len(same)} identical, {len(diff)} different")
+    print(
+        f"compared {len(same) + len(diff)} files byte for byte (evaluation tables and figure data): "
+        f"{len(same)} identical, {len(diff)} different"
+    )
     for r in diff:
         print(f"  DIFFERENT: {r}")
     if not same:

@@ -1,21 +1,24 @@
-"""Configuration validation and input/output helpers shared by every stage.
+"""Configuration validation, the paths of every stage and the helpers shared by the rule files.
 
 The configuration is checked (grpo_repro.config.check: schema + cross-field rules, errors naming
 key, file and line) and then validated by Snakemake's validate() against the same JSON schema,
-before any job is scheduled.
+before any job is scheduled. Each rule's code inputs are derived (`code()`: the import closure of
+its script in the package), never listed by hand.
 """
 
-import json
 import os
-import shlex
 import sys
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from grpo_repro import config as cfg
-from grpo_repro.data import check_sources, n_epoch_prompts
-from grpo_repro.schedule import checkpoint_steps
+from grpo_repro.codedeps import closure
+from grpo_repro.figures.registry import FAMILIES
+from grpo_repro.report.registry import PLOTS
+from grpo_repro.report.tables import eval_entries
+from grpo_repro.data.sets import check_sources, n_epoch_prompts
+from grpo_repro.train.schedule import checkpoint_steps
 
 try:
     cfg.check(config, workflow.configfiles)
@@ -23,27 +26,50 @@ except cfg.ConfigError as err:
     raise WorkflowError(str(err)) from None
 validate(config, str(cfg.SCHEMA_PATH))
 # a dry run only builds the graph: it does not need the hub model in the cache
-DRYRUN = any(a in ("--dry-run", "--dryrun") or (a.startswith("-") and not a.startswith("--") and "n" in a)
-             for a in sys.argv[1:])
+DRYRUN = any(
+    a in ("--dry-run", "--dryrun") or (a.startswith("-") and not a.startswith("--") and "n" in a)
+    for a in sys.argv[1:]
+)
 try:
-    check_sources(config, check_hub=not DRYRUN)  # local data and model exist (hub ids: offline runs)
+    # local data and model exist (hub ids: offline runs only)
+    check_sources(config, check_hub=not DRYRUN)
 except ValueError as err:
     raise WorkflowError(str(err)) from None
 
 VARIANTS = list(config["variants"])
 RESULTS = "results"
-LOGS = "results/logs"
-BENCH = "results/benchmarks"  # Snakemake benchmark files: wall time and memory of every job
+LOGS = f"{RESULTS}/logs"
+BENCH = f"{RESULTS}/benchmarks"  # Snakemake benchmark files: wall time and memory of every job
 ORGANISM = config["model"]["name_or_path"] is None
 if ORGANISM:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing to download: avoid ~25 s of hub retries
-REF_MODEL = f"{RESULTS}/models/ref" if ORGANISM else config["model"]["name_or_path"]
+REF_MODEL = f"{RESULTS}/train/ref/model" if ORGANISM else config["model"]["name_or_path"]
 N_EPOCH_PROMPTS = n_epoch_prompts(config)
 STEPS = checkpoint_steps(config["train"], N_EPOCH_PROMPTS)  # step 0 = pi_ref
+SRC = "workflow/src"
+SCRIPTS = "workflow/scripts"
+ENV = (
+    "../../envs/cpu.yaml" if ORGANISM else "../../envs/gpu.yaml"
+)  # conda: environment of every rule
+FIG = f"{RESULTS}/figures"
+FIG_CFG = config["figures"]
+SPLITS = list(config["eval"]["splits"])
 # what GRPO training reads (the prompts and pi_ref are its inputs): other keys never retrain
-TRAIN_CONFIG = {"seed": config["seed"], "train": config["train"],
-                "data": {"answer_mode": config["data"]["answer_mode"]}}
-TRAIN_SCRIPT = shlex.quote(os.path.join(workflow.basedir, "workflow", "scripts", "train_grpo.py"))
+TRAIN_CONFIG = {
+    "seed": config["seed"],
+    "train": config["train"],
+    "data": {"answer_mode": config["data"]["answer_mode"]},
+}
+REPORT = f"{RESULTS}/report"
+REPORT_DATA = f"{REPORT}/data"
+EVAL_ENTRIES = eval_entries(RESULTS, VARIANTS, SPLITS, STEPS)
+REPORT_COMPUTE = [  # the report stage's compute rules (plot rules come from PLOTS)
+    "report_tables",
+    "report_trajectories",
+    "report_amplification",
+    "report_overlay",
+    "report_summary",
+]
 
 
 wildcard_constraints:
@@ -52,41 +78,77 @@ wildcard_constraints:
     step=r"\d+",
 
 
+def code(script, *modules):
+    """The package files a rule's script (under workflow/scripts/) imports, directly or not, plus
+    the closure of `modules` (dotted names it loads by name): the rule's code inputs."""
+    return closure([f"{SCRIPTS}/{script}", *modules], SRC)
+
+
+def settings(*sections):
+    """The configuration sections a job reads, as its params (a change reruns only that job)."""
+    return {k: config[k] for k in sections}
+
+
 def all_targets():
-    """Every final artifact of the graph (extended as stages land)."""
-    targets = theory_targets() + figures_targets()
-    targets += train_targets() + eval_targets() + plots_targets()
-    return targets
+    """Every final artifact of the graph."""
+    return (
+        theory_targets()
+        + figures_targets()
+        + data_targets()
+        + train_targets()
+        + evaluate_targets()
+        + report_targets()
+    )
 
 
+# ------------------------------------------------------------------------------ theory, data
+def theory_targets():
+    return list(rules.theory_derivations.output)
+
+
+def data_targets():
+    return list(rules.data_prepare.output)
+
+
+# ------------------------------------------------------------------------------ figures
+def figure_csvs(fam):
+    return {name: f"{FIG}/{stem}.csv" for name, stem in fam.csvs.items()}
+
+
+def figure_files(fam):
+    """Outputs of a family's plot rule: PNGs (marked for the report), then PDFs."""
+    pngs, pdfs = [], []
+    for stem, labels in fam.stems(FIG_CFG):
+        png = report(
+            f"{FIG}/{stem}.png",
+            caption=f"../report/{fam.caption}",
+            category="2. figures",
+            subcategory=fam.subcategory,
+            labels={"figure": stem, **labels},
+        )
+        pngs.append(png)
+        pdfs.append(f"{FIG}/{stem}.pdf")
+    return pngs + pdfs
+
+
+def figures_targets():
+    """Every output of the figures stage: the CSVs and every figure (PNG + PDF)."""
+    out = []
+    for fam in FAMILIES:
+        out += list(figure_csvs(fam).values())
+        out += [f"{FIG}/{stem}.{ext}" for stem, _ in fam.stems(FIG_CFG) for ext in ("png", "pdf")]
+    return out
+
+
+# ------------------------------------------------------------------------------ train
 def ref_model_input():
     """pi_ref as a job input: the organism's SFT run, or nothing for a hub id / external path."""
-    return [f"{RESULTS}/models/ref_run.json"] if ORGANISM else []
+    return [rules.train_reference.output.run] if ORGANISM else []
 
 
-def grpo_prompts_file():
-    return f"{RESULTS}/data/train_pool.jsonl" if config["train"]["on_pool"] else f"{RESULTS}/data/train.jsonl"
-
-
-def train_launcher():
-    """plain python on one device; `accelerate launch` with one process per training GPU."""
-    n = config["train"]["devices"]
-    if n == 1:
-        return shlex.quote(sys.executable)
-    return f"{shlex.quote(sys.executable)} -m accelerate.commands.launch --num_processes {n}"
-
-
-TRAIN_LAUNCHER = train_launcher()
-
-
-def shell_quote(obj):
-    return shlex.quote(json.dumps(obj))
-
-
-def checkpoint_dir(variant, step):
-    """Model evaluated at (variant, step); step 0 is pi_ref for every variant."""
-    step = int(step)
-    return REF_MODEL if step == 0 else f"{RESULTS}/train/{variant}/checkpoints/step_{step}"
+def grpo_prompts():
+    out = rules.data_prepare.output
+    return out.pool if config["train"]["on_pool"] else out.train
 
 
 def train_done(variant):
@@ -94,30 +156,87 @@ def train_done(variant):
 
 
 def train_targets():
-    return [train_done(v) for v in VARIANTS]
+    ref = list(rules.train_reference.output) if ORGANISM else []
+    return ref + [train_done(v) for v in VARIANTS]
 
 
-def theory_targets():
-    return [f"{RESULTS}/theory/derivations.json", f"{RESULTS}/theory/derivations.md"]
+# ------------------------------------------------------------------------------ evaluate
+def split_data():
+    out = rules.data_prepare.output
+    return [{"test": out.test, "train": out.pool}[s] for s in SPLITS]
+
+
+def evaluate_table(variant, split, step, ext="csv"):
+    return f"{RESULTS}/evaluate/{variant}/{split}/step_{step}.{ext}"
+
+
+def evaluate_jobs():
+    """(variant, step) of every evaluation job: ref at step 0, each variant at each step > 0."""
+    return [("ref", 0)] + [(v, s) for v in VARIANTS for s in STEPS if int(s) > 0]
+
+
+def evaluate_targets():
+    """Every evaluation table and its JSON sidecar."""
+    return [
+        evaluate_table(v, split, s, ext)
+        for v, s in evaluate_jobs()
+        for split in SPLITS
+        for ext in ("csv", "json")
+    ]
+
+
+def checkpoint_dir(wildcards):
+    """The model evaluated at (variant, step): pi_ref at step 0 (variant `ref`), else a checkpoint."""
+    step = int(wildcards.step)
+    if (wildcards.variant == "ref") != (step == 0):
+        raise WorkflowError(
+            f"results/evaluate/{wildcards.variant}/.../step_{step}: step 0 is pi_ref and is "
+            "evaluated as variant `ref` (results/evaluate/ref/<split>/step_0.csv); variants have "
+            "steps > 0"
+        )
+    if step == 0:
+        return REF_MODEL
+    return f"{RESULTS}/train/{wildcards.variant}/checkpoints/step_{step}"
+
+
+def evaluate_inputs(wildcards):
+    model = ref_model_input() if wildcards.variant == "ref" else train_done(wildcards.variant)
+    return {"data": split_data(), "model": model}
+
+
+# ------------------------------------------------------------------------------ report
+def report_figures(plot, split=None):
+    """Output files of one plot rule; PNGs (and the HTML table) are marked for the report."""
+    out = []
+    for stem, caption, sub, label in plot.figures:
+        stem = stem.format(split=split) if split else stem
+        for ext in plot.ext:
+            path = f"{REPORT}/{stem}.{ext}"
+            if ext in ("png", "html"):
+                path = report(
+                    path,
+                    caption=f"../report/{caption}",
+                    category="5. report",
+                    subcategory=sub,
+                    labels={"figure": label, "split": split or "all"},
+                )
+            out.append(path)
+    return out
+
+
+def report_targets():
+    """Every output of the report stage: data files, summary, figures and the summary table."""
+    out = [f for r in REPORT_COMPUTE for f in getattr(rules, r).output]
+    for plot in PLOTS:
+        for split in SPLITS if plot.per_split else [None]:
+            out += [str(p) for p in report_figures(plot, split)]
+    return out
 
 
 def on_success():
     """After a successful run: provenance beside every stage's outputs, then the stage times."""
     from grpo_repro.provenance import write_stage_provenance
+    from grpo_repro.report.summary import stage_times
 
     write_stage_provenance(RESULTS, config)
-    print_stage_times()
-
-
-def print_stage_times():
-    """Wall time per stage (sum over its jobs' benchmark files), printed when a run succeeds."""
-    from grpo_repro.final.summary import benchmarks
-
-    rows = [(b["file"].split("/")[0], os.path.basename(b["file"])[:-4], b["seconds"]) for b in benchmarks(BENCH)]
-    if rows:
-        print("\nWall time per stage (s; jobs of a stage may run side by side):")
-        for stage in dict.fromkeys(r[0] for r in rows):
-            jobs = [r for r in rows if r[0] == stage]
-            longest = max(jobs, key=lambda r: r[2])
-            print(f"  {stage:10s} {sum(r[2] for r in jobs):8.1f}  ({len(jobs)} jobs, longest "
-                  f"{longest[1]} {longest[2]:.1f})")
+    print(stage_times(BENCH))

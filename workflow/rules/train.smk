@@ -1,64 +1,54 @@
-"""Stage 3: prompts, the reference policy pi_ref and GRPO training of every variant (Sec. 6).
+"""Stage train (Sec. 6): the reference policy pi_ref and GRPO training of every variant.
 
-prepare_data -> train_reference (organism only: SFT of the small Qwen2 on worked solutions)
--> train_grpo (one job per variant; TRL GRPOTrainer; checkpoints every train.save_steps steps).
+train_reference (organism only: SFT of the small Qwen2 on worked solutions, grpo_repro.train.sft)
+-> train_grpo (one job per variant; TRL GRPOTrainer, grpo_repro.train.grpo; checkpoints every
+train.save_steps optimizer steps under results/train/{variant}/checkpoints/step_N).
 """
 
 
-rule prepare_data:
-    output:
-        train=f"{RESULTS}/data/train.jsonl",
-        test=f"{RESULTS}/data/test.jsonl",
-        pool=f"{RESULTS}/data/train_pool.jsonl",
-        tokenizer=directory(f"{RESULTS}/data/tokenizer"),
-    log:
-        f"{LOGS}/train/prepare_data.log",
-    benchmark:
-        f"{BENCH}/train/prepare_data.tsv"
-    params:  # the settings this job reads: a change reruns it (and what depends on it)
-        settings={k: config[k] for k in ("seed", "data", "prompt", "organism", "model")},
-    threads: 1
-    script:
-        "../scripts/prepare_data.py"
-
-
 rule train_reference:
+    """The organism's pi_ref: SFT of the small Qwen2 on the training split's worked solutions."""
     input:
-        train=rules.prepare_data.output.train,
-        tokenizer=rules.prepare_data.output.tokenizer,
+        train=rules.data_prepare.output.train,
+        tokenizer=rules.data_prepare.output.tokenizer,
+        code=code("train_reference.py"),
     output:
-        model=directory(f"{RESULTS}/models/ref"),
-        log_csv=f"{RESULTS}/models/ref_sft_log.csv",
-        run=f"{RESULTS}/models/ref_run.json",
+        model=directory(f"{RESULTS}/train/ref/model"),
+        log_csv=f"{RESULTS}/train/ref/sft_log.csv",
+        run=f"{RESULTS}/train/ref/run.json",
     log:
         f"{LOGS}/train/train_reference.log",
     benchmark:
         f"{BENCH}/train/train_reference.tsv"
-    params:  # the settings this job reads: a change reruns it
-        settings={k: config[k] for k in ("seed", "organism")},
+    conda:
+        ENV
     threads: 2
+    params:
+        settings=settings("seed", "organism"),
     script:
         "../scripts/train_reference.py"
 
 
 rule train_grpo:
+    """GRPO of one variant from pi_ref (Sec. 2 objective; variants of Sec. 3-5), in one process or
+    under `accelerate launch` over train.devices processes."""
     input:
         ref=ref_model_input(),
-        prompts=grpo_prompts_file(),
+        prompts=grpo_prompts(),
+        code=code("train_grpo.py"),
     output:
         run=f"{RESULTS}/train/{{variant}}/run.json",
         log_csv=f"{RESULTS}/train/{{variant}}/train_log.csv",
     log:
-        f"{LOGS}/train/grpo_{{variant}}.log",
+        f"{LOGS}/train/train_grpo_{{variant}}.log",
     benchmark:
-        f"{BENCH}/train/grpo_{{variant}}.tsv"
+        f"{BENCH}/train/train_grpo_{{variant}}.tsv"
+    conda:
+        ENV
     threads: 1
     params:
+        settings=TRAIN_CONFIG,  # only what training reads: other keys never retrain
         ref=REF_MODEL,
-        n_epoch=N_EPOCH_PROMPTS,
-        config_json=shell_quote(TRAIN_CONFIG),  # only what training reads: plot settings never retrain
-    shell:
-        "{TRAIN_LAUNCHER} {TRAIN_SCRIPT}"  # globals, not params: moving the repo or venv never retrains
-        " --variant {wildcards.variant} --ref {params.ref} --prompts {input.prompts}"
-        " --n-epoch-prompts {params.n_epoch} --out {RESULTS}/train/{wildcards.variant}"
-        " --threads {threads} --config-json {params.config_json} --run {output.run} > {log} 2>&1"
+        n_epoch_prompts=N_EPOCH_PROMPTS,
+    script:
+        "../scripts/train_grpo.py"

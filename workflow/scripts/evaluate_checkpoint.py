@@ -1,25 +1,20 @@
-"""Snakemake script of rule evaluate_checkpoint: one model (variant, step), every split of
-config["eval"]["splits"] -> results/eval/{variant}/{split}/step_{step}.csv + .json.
-All the logic lives in grpo_repro.evaluate.run_checkpoint_eval."""
+"""Rule evaluate_checkpoint (stage evaluate, Sec. 6): one model (variant, step) on every split ->
+results/evaluate/{variant}/{split}/step_{step}.csv + .json (grpo_repro.evaluate.run)."""
 
-import sys
+from grpo_repro import io
+from grpo_repro.evaluate.run import run_checkpoint_eval
 
-from grpo_repro.evaluate import run_checkpoint_eval
-
-
-def main(smk) -> None:
-    splits = list(smk.params.splits)
-    data = dict(zip(splits, smk.params.data))
-    outputs = {s: (csv, js) for s, csv, js in zip(splits, smk.output.tables, smk.output.meta)}
-    run_checkpoint_eval(smk.params.model, smk.config, smk.params.variant, int(smk.wildcards.step),
-                        data, outputs, threads=smk.threads)
-
-
-if __name__ == "__main__" or "snakemake" in globals():
-    smk = globals()["snakemake"]
-    if smk.log:
-        with open(smk.log[0], "w") as log:
-            sys.stdout = sys.stderr = log
-            main(smk)
-    else:
-        main(smk)
+sm = snakemake
+io.log_to(sm.log[0])
+splits = list(sm.params.splits)
+data = dict(zip(splits, sm.input.data))
+outputs = {s: (csv, js) for s, csv, js in zip(splits, sm.output.tables, sm.output.meta)}
+run_checkpoint_eval(
+    sm.params.model,
+    sm.params.settings,
+    sm.wildcards.variant,
+    int(sm.wildcards.step),
+    data,
+    outputs,
+    threads=sm.threads,
+)

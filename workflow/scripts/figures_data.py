@@ -1,26 +1,21 @@
-"""Stage 2 compute step (Fig 1, 2, 4, 5 and beyond): write the CSV files of one figure family.
-
-Thin wrapper around grpo_repro.figure_data.run(kind, cfg, outputs); under Snakemake the rule gives
-params.kind, params.cfg (its keys of the `figures:` section) and named outputs. Exits 1 if a check
-of the finite-policy oracle fails (the checks are logged and kept in the log).
-"""
+"""Rule figures_data_<family> (stage figures, Fig 1, 2, 4, 5 and beyond): write the CSV files of one
+figure family with its compute function (grpo_repro.figures.registry). Exits 1 if a check of the
+finite-policy oracle fails (the failed checks are named in the log)."""
 
 import sys
 import time
 
-from grpo_repro import figure_data
+from grpo_repro import io
+from grpo_repro.figures import registry
 
-sm = snakemake  # noqa: F821 (injected by Snakemake)
-with open(sm.log[0], "w") as log:
-    sys.stdout = sys.stderr = log
-    t0 = time.perf_counter()
-    frames = figure_data.run(sm.params.kind, dict(sm.params.cfg), dict(sm.output.items()))
-    for name, df in frames.items():
-        print(f"{name}: {len(df)} rows -> {sm.output[name]}")
-    failed = figure_data.failed_checks(frames)
-    for line in failed:
-        print(f"FAILED: {line}")
-    print(f"{sm.params.kind}: {time.perf_counter() - t0:.2f} s")
-    log.flush()
-    if failed:
-        sys.exit(1)
+sm = snakemake
+io.log_to(sm.log[0])
+t0 = time.perf_counter()
+frames = registry.run(sm.params.func, dict(sm.params.cfg), dict(sm.output.items()))
+for name, df in frames.items():
+    print(f"{name}: {len(df)} rows -> {sm.output[name]}")
+failed = registry.failed_checks(frames)
+for line in failed:
+    print(f"FAILED: {line}")
+print(f"{sm.params.func}: {time.perf_counter() - t0:.2f} s")
+sys.exit(1 if failed else 0)

@@ -1,16 +1,11 @@
-"""Stage 2 plot step (Fig 1, 2, 4, 5 and beyond): draw one figure family (PNG + PDF) from its CSVs.
+"""Rule figures_plot_<family> (stage figures): draw one figure family (PNG + PDF) from its CSV inputs
+with its plot function (grpo_repro.figures.registry); the `code` inputs are not read."""
 
-Thin wrapper around grpo_repro.plotting.figures.PLOTS[kind]; reads only the rule's CSV inputs
-(the `src` inputs are the plotting code, listed so that a restyle reruns the plots).
-"""
+from grpo_repro import io
+from grpo_repro.figures import registry
 
-import sys
-
-from grpo_repro.plotting import figures
-
-sm = snakemake  # noqa: F821 (injected by Snakemake)
-with open(sm.log[0], "w") as log:
-    sys.stdout = sys.stderr = log
-    csvs = {k: v for k, v in sm.input.items() if k != "src"}
-    figures.PLOTS[sm.params.kind](csvs, list(sm.output), **dict(sm.params.extra))
-    print(f"{sm.params.kind}: wrote {', '.join(sm.output)}")
+sm = snakemake
+io.log_to(sm.log[0])
+csvs = {k: v for k, v in sm.input.items() if k != "code"}
+registry.resolve(sm.params.func)(csvs, list(sm.output), **dict(sm.params.extra))
+print(f"{sm.params.func}: wrote {', '.join(sm.output)}")

@@ -8,9 +8,10 @@ own `validate()`, so a bad key stops the run before any job is scheduled.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import jsonschema
 import yaml
@@ -126,20 +127,36 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
         found.append((["organism", "min_steps"], "must be <= organism.max_steps"))
     data, model = config.get("data", {}), config.get("model", {})
     if data.get("source") == "gsm8k" and model.get("name_or_path") is None:
-        found.append((["model", "name_or_path"],
-                      "data.source=gsm8k needs a model (hub id or local path); the organism's "
-                      "word-level vocabulary cannot read GSM8K"))
+        found.append(
+            (
+                ["model", "name_or_path"],
+                "data.source=gsm8k needs a model (hub id or local path); the organism's "
+                "word-level vocabulary cannot read GSM8K",
+            )
+        )
     train = config.get("train", {})
     if train.get("save_steps", 1) > (train.get("max_steps") or float("inf")):
-        found.append((["train", "save_steps"], "must be <= train.max_steps (no checkpoint would be saved)"))
+        found.append(
+            (["train", "save_steps"], "must be <= train.max_steps (no checkpoint would be saved)")
+        )
     if train.get("save_steps", 1) % train.get("num_iterations", 1):
-        found.append((["train", "save_steps"], "must be a multiple of train.num_iterations (mu): a run "
-                      "resumed from a checkpoint must start at a fresh generation batch"))
+        found.append(
+            (
+                ["train", "save_steps"],
+                "must be a multiple of train.num_iterations (mu): a run "
+                "resumed from a checkpoint must start at a fresh generation batch",
+            )
+        )
     total = train.get("prompts_per_step", 1) * train.get("num_generations", 2)
     per_step = train.get("grad_accum", 1) * train.get("devices", 1)
     if total % per_step or (total // per_step) % train.get("num_generations", 2):
-        found.append((["train", "prompts_per_step"], "prompts_per_step * num_generations must split into whole "
-                      "groups per device and accumulation step (divisible by grad_accum * devices * G / G)"))
+        found.append(
+            (
+                ["train", "prompts_per_step"],
+                "prompts_per_step * num_generations must split into whole "
+                "groups per device and accumulation step (divisible by grad_accum * devices * G / G)",
+            )
+        )
     pool, n_train = data.get("train_pool"), data.get("n_train")
     if pool is not None and n_train is not None and pool > n_train:
         found.append((["data", "train_pool"], f"must be <= data.n_train ({n_train})"))
@@ -153,7 +170,9 @@ def check(config: dict, files: Iterable[str | Path] = ()) -> dict:
     if not errors:
         errors = cross_field_errors(config)
     if errors:
-        lines = [f"  config key '{_dotted(k)}'{_where(k, files, config)}: {msg}" for k, msg in errors]
+        lines = [
+            f"  config key '{_dotted(k)}'{_where(k, files, config)}: {msg}" for k, msg in errors
+        ]
         raise ConfigError("invalid configuration:\n" + "\n".join(lines))
     return config
 
@@ -176,3 +195,13 @@ def merge(base: dict, update: dict) -> dict:
 def eval_temperature(config: dict) -> float:
     t = config["eval"]["temperature"]
     return config["train"]["temperature"] if t is None else t
+
+
+def eval_settings(config: dict) -> dict:
+    """What evaluation reads: seed, the eval section, the resolved temperature and train.bf16."""
+    return {
+        "seed": config["seed"],
+        "eval": config["eval"],
+        "temperature": eval_temperature(config),
+        "bf16": config["train"]["bf16"],
+    }

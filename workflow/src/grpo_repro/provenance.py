@@ -4,16 +4,29 @@ input hashes, so that any difference between two runs can be traced."""
 from __future__ import annotations
 
 import hashlib
-import json
 import platform
 import sys
 from importlib import metadata
 from pathlib import Path
 
-from grpo_repro import atomic_io
+from grpo_repro import io
 
-PACKAGES = ("torch", "transformers", "trl", "accelerate", "datasets", "tokenizers", "numpy", "scipy",
-            "sympy", "pandas", "matplotlib", "snakemake", "grpo_repro", "vllm")
+PACKAGES = (
+    "torch",
+    "transformers",
+    "trl",
+    "accelerate",
+    "datasets",
+    "tokenizers",
+    "numpy",
+    "scipy",
+    "sympy",
+    "pandas",
+    "matplotlib",
+    "snakemake",
+    "grpo_repro",
+    "vllm",
+)
 
 
 def versions() -> dict:
@@ -40,16 +53,14 @@ def file_hash(path: str | Path) -> str:
 
 
 def record(config: dict, inputs=()) -> dict:
-    return {"config": config, "versions": versions(),
-            "inputs": {str(p): file_hash(p) for p in inputs if Path(p).exists()}}
+    return {
+        "config": config,
+        "versions": versions(),
+        "inputs": {str(p): file_hash(p) for p in inputs if Path(p).exists()},
+    }
 
 
-def write_json(path: str | Path, obj) -> None:
-    """Write JSON atomically (temp file, then rename)."""
-    atomic_io.write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-
-
-STAGE_DIRS = ("theory", "figures", "data", "models", "train", "eval", "plots")
+STAGE_DIRS = ("theory", "figures", "data", "train", "evaluate", "report")
 HASH_LIMIT = 64 << 20  # files above this size are listed by size only (paper-scale checkpoints)
 
 
@@ -73,7 +84,14 @@ def write_stage_provenance(results: str | Path, config: dict) -> list[Path]:
     for stage in STAGE_DIRS:
         d = Path(results) / stage
         if d.is_dir():
-            write_json(d / "PROVENANCE.json", {"stage": stage, "config": config, "versions": versions_now,
-                                               "files": stage_manifest(d)})
+            io.write_json(
+                d / "PROVENANCE.json",
+                {
+                    "stage": stage,
+                    "config": config,
+                    "versions": versions_now,
+                    "files": stage_manifest(d),
+                },
+            )
             written.append(d / "PROVENANCE.json")
     return written

@@ -17,8 +17,9 @@ Model output is only parsed with regular expressions, never evaluated.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation, localcontext
-from typing import Any, Callable
+from typing import Any
 
 MODES = ("strict", "lenient")
 

@@ -61,8 +61,9 @@ def bootstrap_mean_ci(values, n_boot: int = 1000, seed: int = 0, alpha: float = 
     return float(x.mean()), float(low), float(high)
 
 
-def paired_diff_ci(a, b, alpha: float = 0.05, method: str = "normal", n_boot: int = 1000,
-                   seed: int = 0) -> dict:
+def paired_diff_ci(
+    a, b, alpha: float = 0.05, method: str = "normal", n_boot: int = 1000, seed: int = 0
+) -> dict:
     """Mean of the per-prompt differences d_q = a_q - b_q and its (1 - alpha) interval.
 
     method="normal": mean +- z * sd(d) / sqrt(n) (sd with ddof=1); method="bootstrap": percentile
@@ -85,5 +86,11 @@ def paired_diff_ci(a, b, alpha: float = 0.05, method: str = "normal", n_boot: in
         _, low, high = bootstrap_mean_ci(d, n_boot=n_boot, seed=seed, alpha=alpha)
     else:
         raise ValueError(f"unknown method {method!r}; expected 'normal' or 'bootstrap'")
-    return {"mean_diff": mean, "low": float(low), "high": float(high), "se": se, "n": n,
-            "method": method}
+    return {
+        "mean_diff": mean,
+        "low": float(low),
+        "high": float(high),
+        "se": se,
+        "n": n,
+        "method": method,
+    }

@@ -13,16 +13,40 @@ Entry point: run_all(n_random, tol, seed) -> list of records (core.RECORD_KEYS).
 from __future__ import annotations
 
 # import order = report order (section by section); importing registers the checks
-from . import advantage  # noqa: F401,I001
-from . import errata  # noqa: F401
-from . import gibbs  # noqa: F401
-from . import recurrence  # noqa: F401
-from . import variants  # noqa: F401
-from . import parametric  # noqa: F401
-from .core import KINDS, METHODS, RECORD_KEYS, REGISTRY, Check, Context, Outcome, run_check, run_checks
+from . import (
+    advantage,  # noqa: F401
+    errata,  # noqa: F401
+    gibbs,  # noqa: F401
+    parametric,  # noqa: F401
+    recurrence,  # noqa: F401
+    variant_maps,  # noqa: F401
+)
+from .core import (
+    KINDS,
+    METHODS,
+    RECORD_KEYS,
+    REGISTRY,
+    Check,
+    Context,
+    Outcome,
+    run_check,
+    run_checks,
+)
 
-__all__ = ["run_all", "registry", "summarize", "failed_claims", "REGISTRY", "RECORD_KEYS", "KINDS",
-           "METHODS", "Check", "Context", "Outcome", "run_check"]
+__all__ = [
+    "run_all",
+    "registry",
+    "summarize",
+    "failed_claims",
+    "REGISTRY",
+    "RECORD_KEYS",
+    "KINDS",
+    "METHODS",
+    "Check",
+    "Context",
+    "Outcome",
+    "run_check",
+]
 
 
 def registry() -> list[Check]:
@@ -30,7 +54,9 @@ def registry() -> list[Check]:
     return list(REGISTRY)
 
 
-def run_all(n_random: int = 1000, tol: float = 1e-9, seed: int = 0, ids=None, checks=None) -> list[dict]:
+def run_all(
+    n_random: int = 1000, tol: float = 1e-9, seed: int = 0, ids=None, checks=None
+) -> list[dict]:
     """Run the registered checks (or `checks`, or only those whose id is in `ids`) and return records."""
     chosen = registry() if checks is None else list(checks)
     if ids is not None:

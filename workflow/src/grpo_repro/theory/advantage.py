@@ -15,14 +15,23 @@ import itertools
 import numpy as np
 import sympy as sp
 
-from .core import (Context, Outcome, equal, log_uniform, numeric_outcome, positive_on_unit_interval,
-                   reduce_mod_square, register, total_derivative)
+from .core import (
+    Context,
+    Outcome,
+    equal,
+    log_uniform,
+    numeric_outcome,
+    positive_on_unit_interval,
+    reduce_mod_square,
+    register,
+    total_derivative,
+)
 
 SEC = "Sec. 2"
-p = sp.Symbol("p", positive=True)             # success probability under pi_old, in (0,1)
-eps = sp.Symbol("eps", positive=True)         # smoothing_eps of eq. (4)
-eps0 = sp.Symbol("eps0", nonnegative=True)    # smoothing, eps >= 0 allowed
-r = sp.Symbol("r", positive=True)             # r = sqrt(p(1-p)+eps)
+p = sp.Symbol("p", positive=True)  # success probability under pi_old, in (0,1)
+eps = sp.Symbol("eps", positive=True)  # smoothing_eps of eq. (4)
+eps0 = sp.Symbol("eps0", nonnegative=True)  # smoothing, eps >= 0 allowed
+r = sp.Symbol("r", positive=True)  # r = sqrt(p(1-p)+eps)
 
 
 def w_plus(pp, e):
@@ -42,21 +51,35 @@ def advantage(reward, pp, e):
     return (reward - pp) / sp.sqrt(pp * (1 - pp) + e)
 
 
-@register("adv.bernoulli_moments", "A binary reward r ~ Bernoulli(p) has mean p and variance p(1-p)",
-          "Sec. 2.1", SEC)
+@register(
+    "adv.bernoulli_moments",
+    "A binary reward r ~ Bernoulli(p) has mean p and variance p(1-p)",
+    "Sec. 2.1",
+    SEC,
+)
 def bernoulli_moments(ctx: Context) -> Outcome:
     law = {1: p, 0: 1 - p}
     mean = sum(v * w for v, w in law.items())
     var = sum((v - mean) ** 2 * w for v, w in law.items())
     ok = equal(mean, p) and equal(var, p * (1 - p))
-    return Outcome(ok, "symbolic", "E[r] = 1*p + 0*(1-p) = p; E[(r-p)^2] = p(1-p)^2 + (1-p)p^2 "
-                   "expands to p(1-p)")
+    return Outcome(
+        ok,
+        "symbolic",
+        "E[r] = 1*p + 0*(1-p) = p; E[(r-p)^2] = p(1-p)^2 + (1-p)p^2 expands to p(1-p)",
+    )
 
 
-@register("adv.smoothed_values", "Smoothed advantage (r-p)/sqrt(p(1-p)+eps) is +w+(p) at r=1 and "
-          "-w-(p) at r=0, w+ = (1-p)/sqrt(p(1-p)+eps), w- = p/sqrt(p(1-p)+eps)", "Sec. 2.3, eq. (4)", SEC)
+@register(
+    "adv.smoothed_values",
+    "Smoothed advantage (r-p)/sqrt(p(1-p)+eps) is +w+(p) at r=1 and "
+    "-w-(p) at r=0, w+ = (1-p)/sqrt(p(1-p)+eps), w- = p/sqrt(p(1-p)+eps)",
+    "Sec. 2.3, eq. (4)",
+    SEC,
+)
 def smoothed_values(ctx: Context) -> Outcome:
-    ok = equal(advantage(1, p, eps), w_plus(p, eps)) and equal(advantage(0, p, eps), -w_minus(p, eps))
+    ok = equal(advantage(1, p, eps), w_plus(p, eps)) and equal(
+        advantage(0, p, eps), -w_minus(p, eps)
+    )
     return Outcome(ok, "symbolic", "A(1) - w+ and A(0) + w- expand to 0")
 
 
@@ -64,18 +87,29 @@ def smoothed_values(ctx: Context) -> Outcome:
 def omega_identity(ctx: Context, claimed=None) -> Outcome:
     claimed = omega(p, eps) if claimed is None else claimed
     ok = equal(w_plus(p, eps) + w_minus(p, eps), claimed)
-    return Outcome(ok, "symbolic", f"w+ + w- - ({claimed}) reduces to 0" if ok else
-                   f"w+ + w- - ({claimed}) does not reduce to 0")
+    return Outcome(
+        ok,
+        "symbolic",
+        f"w+ + w- - ({claimed}) reduces to 0"
+        if ok
+        else f"w+ + w- - ({claimed}) does not reduce to 0",
+    )
 
 
-@register("adv.unsmoothed_weights", "Without smoothing (eps=0): w+ = sqrt((1-p)/p), w- = sqrt(p/(1-p)) "
-          "on (0,1)", "Sec. 2.1; Fig. 1", SEC)
+@register(
+    "adv.unsmoothed_weights",
+    "Without smoothing (eps=0): w+ = sqrt((1-p)/p), w- = sqrt(p/(1-p)) on (0,1)",
+    "Sec. 2.1; Fig. 1",
+    SEC,
+)
 def unsmoothed_weights(ctx: Context) -> Outcome:
     q = sp.Symbol("q", positive=True)  # q = 1 - p > 0
     wp = w_plus(p, 0).subs(1 - p, q)
     wm = w_minus(p, 0).subs(1 - p, q)
     ok = equal(wp, sp.sqrt(q / p)) and equal(wm, sp.sqrt(p / q))
-    return Outcome(ok, "symbolic", "with q = 1-p > 0: q/sqrt(pq) = sqrt(q/p), p/sqrt(pq) = sqrt(p/q)")
+    return Outcome(
+        ok, "symbolic", "with q = 1-p > 0: q/sqrt(pq) = sqrt(q/p), p/sqrt(pq) = sqrt(p/q)"
+    )
 
 
 def _weight_slope(w_of_r, e):
@@ -84,27 +118,48 @@ def _weight_slope(w_of_r, e):
     return reduce_mod_square(sp.expand(d * 2 * r**3), r, p * (1 - p) + e)
 
 
-@register("adv.w_plus_decreasing", "w+ is strictly decreasing on (0,1), for eps > 0 and for eps = 0: "
-          "dw+/dp = -(1-p+2eps)/(2(p(1-p)+eps)^(3/2)) < 0", "Sec. 2.1", SEC)
+@register(
+    "adv.w_plus_decreasing",
+    "w+ is strictly decreasing on (0,1), for eps > 0 and for eps = 0: "
+    "dw+/dp = -(1-p+2eps)/(2(p(1-p)+eps)^(3/2)) < 0",
+    "Sec. 2.1",
+    SEC,
+)
 def w_plus_decreasing(ctx: Context) -> Outcome:
     num = _weight_slope((1 - p) / r, eps0)
-    ok = equal(num, -(1 - p + 2 * eps0)) and positive_on_unit_interval(1 - p + 2 * eps0, p) \
+    ok = (
+        equal(num, -(1 - p + 2 * eps0))
+        and positive_on_unit_interval(1 - p + 2 * eps0, p)
         and positive_on_unit_interval((1 - p).subs(eps0, 0), p)
-    return Outcome(ok, "symbolic", "chain rule with r = sqrt(p(1-p)+eps), dr/dp = (1-2p)/(2r); "
-                   "2r^3 dw+/dp reduces (r^2 = p(1-p)+eps) to -(1-p+2eps); 1-p+2eps > 0 on (0,1) for "
-                   "eps >= 0 (substitution p = t/(1+t), t > 0)")
+    )
+    return Outcome(
+        ok,
+        "symbolic",
+        "chain rule with r = sqrt(p(1-p)+eps), dr/dp = (1-2p)/(2r); "
+        "2r^3 dw+/dp reduces (r^2 = p(1-p)+eps) to -(1-p+2eps); 1-p+2eps > 0 on (0,1) for "
+        "eps >= 0 (substitution p = t/(1+t), t > 0)",
+    )
 
 
-@register("adv.w_minus_increasing", "w- is strictly increasing on (0,1), for eps > 0 and for eps = 0: "
-          "dw-/dp = (p+2eps)/(2(p(1-p)+eps)^(3/2)) > 0", "Sec. 2.1", SEC)
+@register(
+    "adv.w_minus_increasing",
+    "w- is strictly increasing on (0,1), for eps > 0 and for eps = 0: "
+    "dw-/dp = (p+2eps)/(2(p(1-p)+eps)^(3/2)) > 0",
+    "Sec. 2.1",
+    SEC,
+)
 def w_minus_increasing(ctx: Context) -> Outcome:
     num = _weight_slope(p / r, eps0)
-    ok = equal(num, p + 2 * eps0) and positive_on_unit_interval(p + 2 * eps0, p) \
+    ok = (
+        equal(num, p + 2 * eps0)
+        and positive_on_unit_interval(p + 2 * eps0, p)
         and positive_on_unit_interval(p, p)
+    )
     return Outcome(ok, "symbolic", "2r^3 dw-/dp reduces to p + 2eps > 0 on (0,1) for eps >= 0")
 
 
 # -------------------------------------------------------------------- contrastive form, K outcomes
+
 
 def finite_policies(k: int):
     """Symbolic pi_old (normalised: last = 1 - sum of the others) and pi_theta on k outcomes."""
@@ -114,9 +169,14 @@ def finite_policies(k: int):
     return a, b
 
 
-@register("adv.contrastive_form", "Unclipped GRPO objective E_{pi_old}[(pi_theta/pi_old) A] equals "
-          "w+(p_old) E_{pi_old}[ratio 1{r=1}] - w-(p_old) E_{pi_old}[ratio 1{r=0}] = "
-          "w+ P_theta(r=1) - w- P_theta(r=0)", "Sec. 2.2-2.3 (GRPO-No-Clip)", SEC)
+@register(
+    "adv.contrastive_form",
+    "Unclipped GRPO objective E_{pi_old}[(pi_theta/pi_old) A] equals "
+    "w+(p_old) E_{pi_old}[ratio 1{r=1}] - w-(p_old) E_{pi_old}[ratio 1{r=0}] = "
+    "w+ P_theta(r=1) - w- P_theta(r=0)",
+    "Sec. 2.2-2.3 (GRPO-No-Clip)",
+    SEC,
+)
 def contrastive_form(ctx: Context, k: int = 4) -> Outcome:
     a, b = finite_policies(k)
     n = 0
@@ -132,11 +192,16 @@ def contrastive_form(ctx: Context, k: int = 4) -> Outcome:
         if not (equal(lhs, mid) and equal(mid, rhs)):
             return Outcome(False, "symbolic", f"identity fails for reward pattern {pattern}")
         n += 1
-    return Outcome(True, "symbolic", f"K={k} outcomes, symbolic pi_old (normalised), pi_theta, eps; "
-                   f"all {n} reward patterns: both sides expand to the same expression")
+    return Outcome(
+        True,
+        "symbolic",
+        f"K={k} outcomes, symbolic pi_old (normalised), pi_theta, eps; "
+        f"all {n} reward patterns: both sides expand to the same expression",
+    )
 
 
 # -------------------------------------------------------------------- clipping identity
+
 
 def _pick(d):
     """Sign of d (to decide min/max) from the assumptions; raises if undecidable."""
@@ -170,18 +235,28 @@ def clip_regions(c):
     non-negative symbol (exhaustive over the real line)."""
     t = sp.Symbol("t", nonnegative=True)
     u = sp.Symbol("u", nonnegative=True)
-    return {"x <= 1-c": 1 - c - t, "1-c <= x < 1+c": 1 - c + 2 * c * u / (1 + u),
-            "x >= 1+c": 1 + c + t}
+    return {
+        "x <= 1-c": 1 - c - t,
+        "1-c <= x < 1+c": 1 - c + 2 * c * u / (1 + u),
+        "x >= 1+c": 1 + c + t,
+    }
 
 
-@register("adv.clip_identity", "min(x A, clip(x,1-c,1+c) A) = A min(x,1+c) if A > 0 and "
-          "A max(x,1-c) if A < 0 (x = pi_theta/pi_old, A = advantage)", "Sec. 2.2", SEC)
+@register(
+    "adv.clip_identity",
+    "min(x A, clip(x,1-c,1+c) A) = A min(x,1+c) if A > 0 and "
+    "A max(x,1-c) if A < 0 (x = pi_theta/pi_old, A = advantage)",
+    "Sec. 2.2",
+    SEC,
+)
 def clip_identity(ctx: Context, claimed=None) -> Outcome:
     c = sp.Symbol("c", positive=True)
     a = sp.Symbol("alpha_adv", positive=True)
     if claimed is None:
+
         def claimed(x, adv, sign):
             return adv * (smin(x, 1 + c) if sign > 0 else smax(x, 1 - c))
+
     cases = 0
     for name, x in clip_regions(c).items():
         for sign in (1, -1):
@@ -189,16 +264,24 @@ def clip_identity(ctx: Context, claimed=None) -> Outcome:
             if not equal(f_clip(x, adv, c), claimed(x, adv, sign)):
                 return Outcome(False, "symbolic", f"fails in region {name} with sign(A) = {sign}")
             cases += 1
-    return Outcome(True, "symbolic", f"exhaustive case split: {cases} cases (3 ratio regions x sign of A, "
-                   "each min/max decided from the assumptions c > 0, |A| > 0), both sides equal in each")
+    return Outcome(
+        True,
+        "symbolic",
+        f"exhaustive case split: {cases} cases (3 ratio regions x sign of A, "
+        "each min/max decided from the assumptions c > 0, |A| > 0), both sides equal in each",
+    )
 
 
 def _f_np(x, adv, c):
     return np.minimum(x * adv, np.clip(x, 1 - c, 1 + c) * adv)
 
 
-@register("adv.clip_identity_numeric", "Clipping identity of Sec. 2.2 at random (ratio, advantage, clip_eps)",
-          "Sec. 2.2", SEC)
+@register(
+    "adv.clip_identity_numeric",
+    "Clipping identity of Sec. 2.2 at random (ratio, advantage, clip_eps)",
+    "Sec. 2.2",
+    SEC,
+)
 def clip_identity_numeric(ctx: Context) -> Outcome:
     n, rng = ctx.n_random, ctx.rng
     x = log_uniform(rng, 1e-2, 1e2, n)
@@ -209,9 +292,13 @@ def clip_identity_numeric(ctx: Context) -> Outcome:
     return numeric_outcome(err, ctx.tol, "relative error of the identity", n)
 
 
-@register("adv.clipped_contrastive_numeric", "Clipped GRPO objective E_{pi_old} f(ratio, A) = "
-          "w+ E_{pi_old}[min(ratio,1+c) 1{r=1}] - w- E_{pi_old}[max(ratio,1-c) 1{r=0}] (indicator form)",
-          "Sec. 2.2-2.3 (GRPO-Clip)", SEC)
+@register(
+    "adv.clipped_contrastive_numeric",
+    "Clipped GRPO objective E_{pi_old} f(ratio, A) = "
+    "w+ E_{pi_old}[min(ratio,1+c) 1{r=1}] - w- E_{pi_old}[max(ratio,1-c) 1{r=0}] (indicator form)",
+    "Sec. 2.2-2.3 (GRPO-Clip)",
+    SEC,
+)
 def clipped_contrastive_numeric(ctx: Context) -> Outcome:
     rng, n = ctx.rng, ctx.n_random
     errs = np.empty(n)
@@ -226,16 +313,25 @@ def clipped_contrastive_numeric(ctx: Context) -> Outcome:
         s = np.sqrt(pp * (1 - pp) + e)
         ratio = new / old
         lhs = np.sum(old * _f_np(ratio, (rew - pp) / s, c))
-        rhs = (1 - pp) / s * np.sum(old * np.minimum(ratio, 1 + c) * (rew == 1)) \
-            - pp / s * np.sum(old * np.maximum(ratio, 1 - c) * (rew == 0))
+        rhs = (1 - pp) / s * np.sum(old * np.minimum(ratio, 1 + c) * (rew == 1)) - pp / s * np.sum(
+            old * np.maximum(ratio, 1 - c) * (rew == 0)
+        )
         errs[i] = abs(lhs - rhs) / max(1.0, abs(rhs))
-    return numeric_outcome(errs, ctx.tol, "relative error, random K in 2..8, pi_old, pi_theta, rewards, "
-                           "clip_eps, eps", n)
+    return numeric_outcome(
+        errs,
+        ctx.tol,
+        "relative error, random K in 2..8, pi_old, pi_theta, rewards, clip_eps, eps",
+        n,
+    )
 
 
-@register("adv.indicator_vs_conditional", "Corrected first display: E[X 1{r=1}] = P(r=1) E[X | r=1], so "
-          "the exact (indicator) contrastive form carries the event mass p_old (resp. 1-p_old)",
-          "Sec. 2.2 (corrected, FORMULAS.md Sec. 1)", SEC)
+@register(
+    "adv.indicator_vs_conditional",
+    "Corrected first display: E[X 1{r=1}] = P(r=1) E[X | r=1], so "
+    "the exact (indicator) contrastive form carries the event mass p_old (resp. 1-p_old)",
+    "Sec. 2.2 (corrected, FORMULAS.md Sec. 1)",
+    SEC,
+)
 def indicator_vs_conditional(ctx: Context, k: int = 4) -> Outcome:
     a, b = finite_policies(k)
     for pattern in itertools.product((0, 1), repeat=k):
@@ -245,8 +341,12 @@ def indicator_vs_conditional(ctx: Context, k: int = 4) -> Outcome:
             cond = sum((ai / p_s) * (bi / ai) for ai, bi, ri in zip(a, b, pattern) if ri)
             if not equal(ind, p_s * cond):
                 return Outcome(False, "symbolic", f"fails for pattern {pattern}")
-    return Outcome(True, "symbolic", f"K={k}, every non-trivial reward pattern: sum_S a_i (b_i/a_i) = "
-                   "p_old * sum_S (a_i/p_old)(b_i/a_i) (conditional law a_i/p_old on the success event)")
+    return Outcome(
+        True,
+        "symbolic",
+        f"K={k}, every non-trivial reward pattern: sum_S a_i (b_i/a_i) = "
+        "p_old * sum_S (a_i/p_old)(b_i/a_i) (conditional law a_i/p_old on the success event)",
+    )
 
 
 __all__ = ["w_plus", "w_minus", "omega", "advantage", "f_clip", "smin", "smax", "finite_policies"]

@@ -33,8 +33,16 @@ def _setup_logging(log_path=None) -> list[logging.Handler]:
     return handlers
 
 
-def run_stage(json_path, md_path, n_random: int = 1000, tol: float = 1e-9, seed: int = 0,
-              log=None, checks=None, ids=None) -> int:
+def run_stage(
+    json_path,
+    md_path,
+    n_random: int = 1000,
+    tol: float = 1e-9,
+    seed: int = 0,
+    log=None,
+    checks=None,
+    ids=None,
+) -> int:
     """Run the checks (all registered ones, or `checks`, restricted to `ids` if given), write both
     outputs, return the exit status (1 if a claim failed)."""
     handlers = _setup_logging(log)
@@ -43,15 +51,24 @@ def run_stage(json_path, md_path, n_random: int = 1000, tol: float = 1e-9, seed:
         LOG.info("theory checks: n_random=%s tol=%g seed=%s", n_random, tol, seed)
         records = run_all(n_random=n_random, tol=tol, seed=seed, checks=checks, ids=ids)
         for r in records:
-            LOG.info("%-4s %-8s %-9s %-36s %.3fs  %s", "ok" if r["passed"] else "FAIL", r["kind"],
-                     r["method"], r["id"], r["seconds"], r["detail"])
+            LOG.info(
+                "%-4s %-8s %-9s %-36s %.3fs  %s",
+                "ok" if r["passed"] else "FAIL",
+                r["kind"],
+                r["method"],
+                r["id"],
+                r["seconds"],
+                r["detail"],
+            )
         summary = summarize(records)
         params = {"n_random": n_random, "tol": tol, "seed": seed}
         write_outputs(records, summary, params, json_path, md_path)
-        line = (f"theory: {summary['passed']}/{summary['total']} checks passed (claims "
-                f"{summary['claim']['passed']}/{summary['claim']['total']}, errata {summary['erratum']['passed']}/"
-                f"{summary['erratum']['total']}; {summary['symbolic']} symbolic, {summary['numeric']} numeric) "
-                f"in {time.perf_counter() - t0:.2f}s; wrote {json_path}, {md_path}")
+        line = (
+            f"theory: {summary['passed']}/{summary['total']} checks passed (claims "
+            f"{summary['claim']['passed']}/{summary['claim']['total']}, errata {summary['erratum']['passed']}/"
+            f"{summary['erratum']['total']}; {summary['symbolic']} symbolic, {summary['numeric']} numeric) "
+            f"in {time.perf_counter() - t0:.2f}s; wrote {json_path}, {md_path}"
+        )
         LOG.info(line)
         if log:
             print(line, file=sys.stderr)
@@ -71,14 +88,25 @@ def run_stage(json_path, md_path, n_random: int = 1000, tol: float = 1e-9, seed:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m grpo_repro.theory", description=__doc__)
-    ap.add_argument("--out", default="results/theory", help="output folder (derivations.json, derivations.md)")
+    ap.add_argument(
+        "--out", default="results/theory", help="output folder (derivations.json, derivations.md)"
+    )
     ap.add_argument("--n-random", type=int, default=1000, help="random points per numeric check")
     ap.add_argument("--tol", type=float, default=1e-9, help="tolerance of numeric checks")
     ap.add_argument("--seed", type=int, default=0, help="seed of the random points")
-    ap.add_argument("--log", default=None, help="write the per-check log to this file (stderr otherwise)")
+    ap.add_argument(
+        "--log", default=None, help="write the per-check log to this file (stderr otherwise)"
+    )
     ap.add_argument("--only", default=None, help="comma-separated check ids to run (default: all)")
     a = ap.parse_args(argv)
     out = Path(a.out)
     ids = [s.strip() for s in a.only.split(",") if s.strip()] if a.only else None
-    return run_stage(out / "derivations.json", out / "derivations.md", a.n_random, a.tol, a.seed,
-                     log=a.log, ids=ids)
+    return run_stage(
+        out / "derivations.json",
+        out / "derivations.md",
+        a.n_random,
+        a.tol,
+        a.seed,
+        log=a.log,
+        ids=ids,
+    )

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import sympy as sp
@@ -22,8 +22,18 @@ import sympy as sp
 KINDS = ("claim", "erratum")
 METHODS = ("symbolic", "numeric")
 RECORD_KEYS = (
-    "id", "claim", "reference", "section", "kind", "method", "passed", "detail",
-    "seconds", "n_points", "tol", "related",
+    "id",
+    "claim",
+    "reference",
+    "section",
+    "kind",
+    "method",
+    "passed",
+    "detail",
+    "seconds",
+    "n_points",
+    "tol",
+    "related",
 )
 
 
@@ -58,8 +68,14 @@ class Check:
 REGISTRY: list[Check] = []
 
 
-def register(id: str, claim: str, reference: str, section: str, kind: str = "claim",
-             related: tuple[str, ...] = ()):
+def register(
+    id: str,
+    claim: str,
+    reference: str,
+    section: str,
+    kind: str = "claim",
+    related: tuple[str, ...] = (),
+):
     """Decorator: add `func(ctx) -> Outcome` to the registry under `id` (`related`: ids of the
     corrected statements an erratum refers to)."""
     if kind not in KINDS:
@@ -109,6 +125,7 @@ def run_checks(checks, n_random: int = 1000, tol: float = 1e-9, seed: int = 0) -
 
 
 # ----------------------------------------------------------------------------- symbolic helpers
+
 
 def is_zero(expr) -> bool:
     """True if `expr` is identically 0, by cheap targeted rewrites (no blind simplify on big trees)."""
@@ -189,13 +206,18 @@ def logit(p):
 
 # ----------------------------------------------------------------------------- numeric helpers
 
+
 def numeric_outcome(err: np.ndarray, tol: float, what: str, n_points: int) -> Outcome:
     """Pass if every entry of err (a non-negative error, or a violation amount) is <= tol."""
     err = np.asarray(err, dtype=float)
-    worst = float(np.max(err)) if err.size else float("nan")      # nan if any entry is nan
+    worst = float(np.max(err)) if err.size else float("nan")  # nan if any entry is nan
     ok = bool(np.isfinite(worst)) and worst <= tol
-    return Outcome(ok, "numeric", f"{what}: max error {worst:.3g} over {n_points} random points "
-                   f"(tol {tol:g})", n_points)
+    return Outcome(
+        ok,
+        "numeric",
+        f"{what}: max error {worst:.3g} over {n_points} random points (tol {tol:g})",
+        n_points,
+    )
 
 
 def log_uniform(rng: np.random.Generator, lo: float, hi: float, n: int) -> np.ndarray:

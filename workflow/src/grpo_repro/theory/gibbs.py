@@ -24,9 +24,9 @@ beta = sp.Symbol("beta", positive=True)
 
 
 def _symbols():
-    pio = sp.symbols(f"o1:{K + 1}", positive=True)        # anchor pi_o
-    adv = sp.symbols(f"A1:{K + 1}", real=True)            # advantages A(o)
-    pis = sp.symbols(f"pi1:{K + 1}", positive=True)       # a policy pi
+    pio = sp.symbols(f"o1:{K + 1}", positive=True)  # anchor pi_o
+    adv = sp.symbols(f"A1:{K + 1}", real=True)  # advantages A(o)
+    pis = sp.symbols(f"pi1:{K + 1}", positive=True)  # a policy pi
     return pio, adv, pis
 
 
@@ -44,8 +44,13 @@ def _logs(e):
     return sp.expand(sp.expand_log(e, force=True))
 
 
-@register("gibbs.stationarity", "pi_o exp(A/beta)/Z is a stationary point of the Lagrangian of "
-          "max E_pi[A] - beta KL(pi||pi_o) subject to sum pi = 1", "Thm 1; Thm 8", SEC)
+@register(
+    "gibbs.stationarity",
+    "pi_o exp(A/beta)/Z is a stationary point of the Lagrangian of "
+    "max E_pi[A] - beta KL(pi||pi_o) subject to sum pi = 1",
+    "Thm 1; Thm 8",
+    SEC,
+)
 def stationarity(ctx: Context) -> Outcome:
     pio, adv, pis = _symbols()
     lam = sp.Symbol("lambda")
@@ -53,42 +58,69 @@ def stationarity(ctx: Context) -> Outcome:
     star, z = gibbs(pio, adv)
     grads = [_logs(sp.diff(lagr, x).subs(dict(zip(pis, star)))) for x in pis]
     lam_star = sp.solve(grads[0], lam)
-    ok = len(lam_star) == 1 and all(sp.expand(g.subs(lam, lam_star[0])) == 0 for g in grads) \
+    ok = (
+        len(lam_star) == 1
+        and all(sp.expand(g.subs(lam, lam_star[0])) == 0 for g in grads)
         and equal(sum(star), 1)
-    return Outcome(ok, "symbolic", f"K={K}: with lambda = beta(1 - log Z) every partial derivative of the "
-                   "Lagrangian vanishes at the Gibbs policy (logs expanded), which sums to 1")
+    )
+    return Outcome(
+        ok,
+        "symbolic",
+        f"K={K}: with lambda = beta(1 - log Z) every partial derivative of the "
+        "Lagrangian vanishes at the Gibbs policy (logs expanded), which sums to 1",
+    )
 
 
-@register("gibbs.concavity", "The objective is strictly concave on the open simplex: Hessian "
-          "diag(-beta/pi_i) is negative definite, so the stationary point is the unique maximiser",
-          "Thm 1; Thm 8 (second-order condition)", SEC)
+@register(
+    "gibbs.concavity",
+    "The objective is strictly concave on the open simplex: Hessian "
+    "diag(-beta/pi_i) is negative definite, so the stationary point is the unique maximiser",
+    "Thm 1; Thm 8 (second-order condition)",
+    SEC,
+)
 def concavity(ctx: Context) -> Outcome:
     pio, adv, pis = _symbols()
     hess = sp.hessian(objective(pis, pio, adv), pis)
     diag_ok = all(hess[i, j] == 0 for i in range(K) for j in range(K) if i != j)
     neg_ok = all(equal(hess[i, i], -beta / pis[i]) and hess[i, i].is_negative for i in range(K))
-    return Outcome(diag_ok and neg_ok, "symbolic", f"K={K}: Hessian is diagonal with entries -beta/pi_i < 0 "
-                   "(pi_i > 0, beta > 0): negative definite on R^K, hence on the tangent space of the simplex")
+    return Outcome(
+        diag_ok and neg_ok,
+        "symbolic",
+        f"K={K}: Hessian is diagonal with entries -beta/pi_i < 0 "
+        "(pi_i > 0, beta > 0): negative definite on R^K, hence on the tangent space of the simplex",
+    )
 
 
-@register("gibbs.variational_identity", "On the simplex E_pi[A] - beta KL(pi||pi_o) = beta log Z - "
-          "beta KL(pi||pi_gibbs) (global optimality certificate; optimum value beta log Z)",
-          "Thm 1; Thm 8 (Donsker-Varadhan form)", SEC)
+@register(
+    "gibbs.variational_identity",
+    "On the simplex E_pi[A] - beta KL(pi||pi_o) = beta log Z - "
+    "beta KL(pi||pi_gibbs) (global optimality certificate; optimum value beta log Z)",
+    "Thm 1; Thm 8 (Donsker-Varadhan form)",
+    SEC,
+)
 def variational_identity(ctx: Context) -> Outcome:
     pio, adv, pis = _symbols()
-    pi = list(pis[:-1]) + [1 - sum(pis[:-1])]            # on the simplex
+    pi = list(pis[:-1]) + [1 - sum(pis[:-1])]  # on the simplex
     star, z = gibbs(pio, adv)
     zs = sp.Symbol("Z", positive=True)
     star = [s.subs(z, zs) for s in star]
     kl = sum(x * sp.log(x / s) for x, s in zip(pi, star))
     diff = objective(pi, pio, adv) - beta * sp.log(zs) + beta * kl
     ok = _logs(diff) == 0
-    return Outcome(ok, "symbolic", f"K={K}, pi on the simplex: J(pi) - beta log Z + beta KL(pi||pi_gibbs) "
-                   "expands (logs expanded) to 0; KL >= 0 with equality iff pi = pi_gibbs")
+    return Outcome(
+        ok,
+        "symbolic",
+        f"K={K}, pi on the simplex: J(pi) - beta log Z + beta KL(pi||pi_gibbs) "
+        "expands (logs expanded) to 0; KL >= 0 with equality iff pi = pi_gibbs",
+    )
 
 
-@register("gibbs.optimal_numeric", "The Gibbs policy beats random policies: J(pi_gibbs) = beta log Z >= J(pi)",
-          "Thm 1; Thm 8", SEC)
+@register(
+    "gibbs.optimal_numeric",
+    "The Gibbs policy beats random policies: J(pi_gibbs) = beta log Z >= J(pi)",
+    "Thm 1; Thm 8",
+    SEC,
+)
 def optimal_numeric(ctx: Context) -> Outcome:
     rng, n = ctx.rng, ctx.n_random
     viol = np.empty(n)
@@ -106,9 +138,16 @@ def optimal_numeric(ctx: Context) -> Outcome:
             return pi @ adv - b * np.sum(pi * np.log(pi / pio))
 
         best = b * np.log(z)
-        viol[i] = max(abs(j(star) - best), max(j(o) - best for o in others), 0.0) / max(1.0, abs(best))
-    return numeric_outcome(viol, ctx.tol, "max(|J(gibbs) - beta log Z|, J(random pi) - beta log Z), "
-                           "relative; K in 2..8, 5 competitors each", n)
+        viol[i] = max(abs(j(star) - best), max(j(o) - best for o in others), 0.0) / max(
+            1.0, abs(best)
+        )
+    return numeric_outcome(
+        viol,
+        ctx.tol,
+        "max(|J(gibbs) - beta log Z|, J(random pi) - beta log Z), "
+        "relative; K in 2..8, 5 competitors each",
+        n,
+    )
 
 
 def _pos_check(wp, wm):
@@ -137,34 +176,60 @@ def _pos_check(wp, wm):
     return True, f"{n} reward patterns"
 
 
-@register("gibbs.pos_logit", "Thm 8: Z = p_o e^{w+/beta} + (1-p_o) e^{-w-/beta} and "
-          "logit p_n = logit p_o + (w+ + w-)/beta for any weights w+, w- > 0", "Thm 8 (App. D)", SEC)
+@register(
+    "gibbs.pos_logit",
+    "Thm 8: Z = p_o e^{w+/beta} + (1-p_o) e^{-w-/beta} and "
+    "logit p_n = logit p_o + (w+ + w-)/beta for any weights w+, w- > 0",
+    "Thm 8 (App. D)",
+    SEC,
+)
 def pos_logit(ctx: Context) -> Outcome:
     wp, wm = sp.symbols("w_p w_m", positive=True)
     ok, how = _pos_check(wp, wm)
-    return Outcome(ok, "symbolic", f"K={K}, normalised symbolic anchor, symbolic weights; {how}: Z and the "
-                   "odds p_n/(1-p_n) reduce to the stated forms (exp of a sum split, then cancel)")
+    return Outcome(
+        ok,
+        "symbolic",
+        f"K={K}, normalised symbolic anchor, symbolic weights; {how}: Z and the "
+        "odds p_n/(1-p_n) reduce to the stated forms (exp of a sum split, then cancel)",
+    )
 
 
-@register("gibbs.grpo_map", "Thm 1 -> Thm 2: with anchor pi_ref and the eq. (4) weights at p, the new "
-          "PoS is h(p) = sigma(logit p_ref + 1/(beta sqrt(p(1-p)+eps)))", "Thm 1; Thm 2", SEC)
+@register(
+    "gibbs.grpo_map",
+    "Thm 1 -> Thm 2: with anchor pi_ref and the eq. (4) weights at p, the new "
+    "PoS is h(p) = sigma(logit p_ref + 1/(beta sqrt(p(1-p)+eps)))",
+    "Thm 1; Thm 2",
+    SEC,
+)
 def grpo_map(ctx: Context) -> Outcome:
     from .advantage import w_minus, w_plus
+
     p, eps = sp.symbols("p eps", positive=True)
     ok, how = _pos_check(w_plus(p, eps), w_minus(p, eps))
     ok = ok and equal(w_plus(p, eps) + w_minus(p, eps), 1 / sp.sqrt(p * (1 - p) + eps))
-    return Outcome(ok, "symbolic", f"K={K}, weights w+(p), w-(p) of eq. (4); {how}: odds = p_ref/(1-p_ref) "
-                   "exp((w+ + w-)/beta) with w+ + w- = Omega(p) = 1/sqrt(p(1-p)+eps)")
+    return Outcome(
+        ok,
+        "symbolic",
+        f"K={K}, weights w+(p), w-(p) of eq. (4); {how}: odds = p_ref/(1-p_ref) "
+        "exp((w+ + w-)/beta) with w+ + w- = Omega(p) = 1/sqrt(p(1-p)+eps)",
+    )
 
 
-@register("gibbs.h_two_forms", "The two written forms of h agree: sigma(logit p_ref + 1/(beta s)) = "
-          "1/(1 + ((1-p_ref)/p_ref) exp(-1/(beta s))), s = sqrt(p(1-p)+eps)", "Thm 2, eq. of h", SEC)
+@register(
+    "gibbs.h_two_forms",
+    "The two written forms of h agree: sigma(logit p_ref + 1/(beta s)) = "
+    "1/(1 + ((1-p_ref)/p_ref) exp(-1/(beta s))), s = sqrt(p(1-p)+eps)",
+    "Thm 2, eq. of h",
+    SEC,
+)
 def h_two_forms(ctx: Context) -> Outcome:
     pr, s = sp.symbols("p_ref s", positive=True)
     first = sigma(logit(pr) + 1 / (beta * s))
     second = 1 / (1 + (1 - pr) / pr * sp.exp(-1 / (beta * s)))
     ok = equal(first, second)
-    return Outcome(ok, "symbolic", "exp(-logit p_ref - c) = ((1-p_ref)/p_ref) exp(-c): split and cancel")
+    return Outcome(
+        ok, "symbolic", "exp(-logit p_ref - c) = ((1-p_ref)/p_ref) exp(-c): split and cancel"
+    )
 
 
 __all__ = ["gibbs", "objective"]

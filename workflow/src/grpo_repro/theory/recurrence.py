@@ -14,15 +14,24 @@ import numpy as np
 import sympy as sp
 from scipy.special import expit
 
-from .core import (Context, Outcome, equal, log_uniform, numeric_outcome, positive,
-                   positive_on_unit_interval, register, total_derivative)
+from .core import (
+    Context,
+    Outcome,
+    equal,
+    log_uniform,
+    numeric_outcome,
+    positive,
+    positive_on_unit_interval,
+    register,
+    total_derivative,
+)
 
 SEC = "Sec. 3 / App. C"
 p = sp.Symbol("p", positive=True)
 eps = sp.Symbol("eps", positive=True)
 beta = sp.Symbol("beta", positive=True)
-r = sp.Symbol("r", positive=True)            # r = sqrt(p(1-p)+eps), dr/dp = (1-2p)/(2r)
-k = sp.Symbol("k", positive=True)            # k = (1-p_ref)/p_ref, p_ref in (0,1)
+r = sp.Symbol("r", positive=True)  # r = sqrt(p(1-p)+eps), dr/dp = (1-2p)/(2r)
+k = sp.Symbol("k", positive=True)  # k = (1-p_ref)/p_ref, p_ref in (0,1)
 DR = (1 - 2 * p) / (2 * r)
 
 
@@ -54,38 +63,62 @@ def B_np(pp, e):
     return pp * (1 - pp) * np.abs(2 * pp - 1) / (2 * (pp * (1 - pp) + e) ** 1.5)
 
 
-@register("rec.h_prime", "h'(p) = -h(1-h)(1-2p) / (2 beta (p(1-p)+eps)^{3/2})", "Prop. 1 (App. C)", SEC)
+@register(
+    "rec.h_prime", "h'(p) = -h(1-h)(1-2p) / (2 beta (p(1-p)+eps)^{3/2})", "Prop. 1 (App. C)", SEC
+)
 def h_prime(ctx: Context, formula=h_prime_paper) -> Outcome:
     h = h_of_r()
     d = total_derivative(h, p, {r: DR})
     ok = equal(d, formula(h))
-    return Outcome(ok, "symbolic", "chain rule through r = sqrt(p(1-p)+eps) (dr/dp = (1-2p)/(2r)); "
-                   + ("difference with the stated h' cancels to 0" if ok else "difference does not vanish"))
+    return Outcome(
+        ok,
+        "symbolic",
+        "chain rule through r = sqrt(p(1-p)+eps) (dr/dp = (1-2p)/(2r)); "
+        + ("difference with the stated h' cancels to 0" if ok else "difference does not vanish"),
+    )
 
 
-@register("rec.h_shape", "h is strictly decreasing on (0,1/2) and strictly increasing on (1/2,1)",
-          "Prop. 1 (App. C)", SEC)
+@register(
+    "rec.h_shape",
+    "h is strictly decreasing on (0,1/2) and strictly increasing on (1/2,1)",
+    "Prop. 1 (App. C)",
+    SEC,
+)
 def h_shape(ctx: Context) -> Outcome:
     h = h_of_r()
     d = total_derivative(h, p, {r: DR})
     factor = sp.cancel(sp.together(d / (2 * p - 1)))
     ok = positive(factor) and equal(factor, h * (1 - h) / (2 * beta * r**3))
-    return Outcome(ok, "symbolic", "h'(p) = (2p-1) F with F = h(1-h)/(2 beta r^3), proven > 0 from k = "
-                   "(1-p_ref)/p_ref > 0, beta > 0, r > 0: sign(h') = sign(2p-1)")
+    return Outcome(
+        ok,
+        "symbolic",
+        "h'(p) = (2p-1) F with F = h(1-h)/(2 beta r^3), proven > 0 from k = "
+        "(1-p_ref)/p_ref > 0, beta > 0, r > 0: sign(h') = sign(2p-1)",
+    )
 
 
-@register("rec.continuity", "For eps > 0, h is continuous on [0,1] (p(1-p)+eps >= eps > 0), so a fixed "
-          "point exists (Brouwer); for eps = 0, Omega -> +inf at p -> 0+ and 1- (h undefined there)",
-          "Prop. 1 (App. C)", SEC)
+@register(
+    "rec.continuity",
+    "For eps > 0, h is continuous on [0,1] (p(1-p)+eps >= eps > 0), so a fixed "
+    "point exists (Brouwer); for eps = 0, Omega -> +inf at p -> 0+ and 1- (h undefined there)",
+    "Prop. 1 (App. C)",
+    SEC,
+)
 def continuity(ctx: Context) -> Outcome:
     s = p * (1 - p) + eps
     ok_in = positive_on_unit_interval(s - eps, p) and s.subs(p, 0) == eps and s.subs(p, 1) == eps
     lim0 = sp.limit(1 / sp.sqrt(p * (1 - p)), p, 0, "+")
-    q = sp.Symbol("q", positive=True)            # p = 1 - q, q -> 0+ (direct p -> 1- trips a sympy branch bug)
+    q = sp.Symbol(
+        "q", positive=True
+    )  # p = 1 - q, q -> 0+ (direct p -> 1- trips a sympy branch bug)
     lim1 = sp.limit(1 / sp.sqrt((1 - q) * q), q, 0, "+")
     ok = ok_in and lim0 == sp.oo and lim1 == sp.oo
-    return Outcome(ok, "symbolic", "p(1-p) > 0 on (0,1) and = 0 at 0, 1, so p(1-p)+eps >= eps > 0 and h is a "
-                   f"composition of continuous maps on [0,1]; eps = 0: limits of Omega at 0+, 1- are {lim0}, {lim1}")
+    return Outcome(
+        ok,
+        "symbolic",
+        "p(1-p) > 0 on (0,1) and = 0 at 0, 1, so p(1-p)+eps >= eps > 0 and h is a "
+        f"composition of continuous maps on [0,1]; eps = 0: limits of Omega at 0+, 1- are {lim0}, {lim1}",
+    )
 
 
 def _unit(name):
@@ -94,16 +127,25 @@ def _unit(name):
     return u / (1 + u)
 
 
-@register("rec.amplification", "Amplification: h(p) > p_ref for all p in [0,1] when 0 < p_ref < 1, so every "
-          "fixed point p* = h(p*) satisfies p* > p_ref", "Thm 3 (App. C)", SEC)
+@register(
+    "rec.amplification",
+    "Amplification: h(p) > p_ref for all p in [0,1] when 0 < p_ref < 1, so every "
+    "fixed point p* = h(p*) satisfies p* > p_ref",
+    "Thm 3 (App. C)",
+    SEC,
+)
 def amplification(ctx: Context) -> Outcome:
-    pr = _unit("u")                              # p_ref in (0,1)
-    d = sp.Symbol("d", positive=True)            # exp(-Omega/beta) = 1/(1+d) in (0,1) as Omega/beta > 0
+    pr = _unit("u")  # p_ref in (0,1)
+    d = sp.Symbol("d", positive=True)  # exp(-Omega/beta) = 1/(1+d) in (0,1) as Omega/beta > 0
     h = h_of_r(kk=(1 - pr) / pr).subs(sp.exp(-1 / (beta * r)), 1 / (1 + d))
     omega_pos = (1 / r).is_positive and (1 / (beta * r)).is_positive
     ok = omega_pos and positive(h - pr)
-    return Outcome(ok, "symbolic", f"h - p_ref = {sp.factor(sp.cancel(h - pr))} > 0 with p_ref = u/(1+u), "
-                   "exp(-Omega/beta) = 1/(1+d) (u, d > 0; Omega/beta = 1/(beta r) > 0 so exp(-Omega/beta) < 1)")
+    return Outcome(
+        ok,
+        "symbolic",
+        f"h - p_ref = {sp.factor(sp.cancel(h - pr))} > 0 with p_ref = u/(1+u), "
+        "exp(-Omega/beta) = 1/(1+d) (u, d > 0; Omega/beta = 1/(beta r) > 0 so exp(-Omega/beta) < 1)",
+    )
 
 
 def fixed_points(logit_ref, b, e, grid=2001, iters=64):
@@ -122,8 +164,12 @@ def fixed_points(logit_ref, b, e, grid=2001, iters=64):
     return rows, lo, hi
 
 
-@register("rec.amplification_numeric", "Every fixed point of h located numerically exceeds p_ref, and at "
-          "least one exists (eps > 0)", "Thm 3; Prop. 1", SEC)
+@register(
+    "rec.amplification_numeric",
+    "Every fixed point of h located numerically exceeds p_ref, and at least one exists (eps > 0)",
+    "Thm 3; Prop. 1",
+    SEC,
+)
 def amplification_numeric(ctx: Context) -> Outcome:
     n, rng = ctx.n_random, ctx.rng
     lr = rng.uniform(-9, 9, n)
@@ -134,57 +180,96 @@ def amplification_numeric(ctx: Context) -> Outcome:
     pref = expit(lr)
     bad = (lo[:] <= pref[rows]).astype(float)
     err = np.concatenate([bad, (found == 0).astype(float)])
-    out = numeric_outcome(err, ctx.tol, "indicator of (bracket lower end <= p_ref) or (no fixed point)", n)
-    return Outcome(out.passed, "numeric", out.detail + f"; {rows.size} fixed points bracketed (width <= "
-                   f"{float(np.max(hi - lo)):.1e}), min(p*_lo - p_ref) = {float(np.min(lo - pref[rows])):.3g}", n)
+    out = numeric_outcome(
+        err, ctx.tol, "indicator of (bracket lower end <= p_ref) or (no fixed point)", n
+    )
+    return Outcome(
+        out.passed,
+        "numeric",
+        out.detail + f"; {rows.size} fixed points bracketed (width <= "
+        f"{float(np.max(hi - lo)):.1e}), min(p*_lo - p_ref) = {float(np.min(lo - pref[rows])):.3g}",
+        n,
+    )
 
 
-@register("rec.boundaries", "p_ref = 0 gives h = 0 (absorbing: GRPO cannot create successes); p_ref = 1 "
-          "gives h = 1", "Sec. 3; Thm 3 boundary cases", SEC)
+@register(
+    "rec.boundaries",
+    "p_ref = 0 gives h = 0 (absorbing: GRPO cannot create successes); p_ref = 1 gives h = 1",
+    "Sec. 3; Thm 3 boundary cases",
+    SEC,
+)
 def boundaries(ctx: Context) -> Outcome:
     pr = sp.Symbol("p_ref", nonnegative=True)
-    x = sp.exp(1 / (beta * sp.sqrt(p * (1 - p) + eps)))          # exp(Omega/beta)
-    h = pr * x / (pr * x + (1 - pr))                              # Thm 8 form (p_o e^{w+}/Z), defined at 0, 1
+    x = sp.exp(1 / (beta * sp.sqrt(p * (1 - p) + eps)))  # exp(Omega/beta)
+    h = pr * x / (pr * x + (1 - pr))  # Thm 8 form (p_o e^{w+}/Z), defined at 0, 1
     ok = h.subs(pr, 0) == 0 and sp.cancel(h.subs(pr, 1)) == 1
-    return Outcome(ok, "symbolic", "Thm 8 form h = p_ref X/(p_ref X + 1 - p_ref), X = exp(Omega(p)/beta) "
-                   "(the logit form is undefined at p_ref in {0,1}): h = 0 at p_ref = 0, h = 1 at p_ref = 1, for all p")
+    return Outcome(
+        ok,
+        "symbolic",
+        "Thm 8 form h = p_ref X/(p_ref X + 1 - p_ref), X = exp(Omega(p)/beta) "
+        "(the logit form is undefined at p_ref in {0,1}): h = 0 at p_ref = 0, h = 1 at p_ref = 1, for all p",
+    )
 
 
-@register("rec.h_at_one", "With eps > 0 and 0 < p_ref < 1, h(1) = sigma(logit p_ref + 1/(beta sqrt eps)) < 1: "
-          "p = 1 is not an exact fixed point", "Sec. 3 (FORMULAS.md Sec. 3)", SEC)
+@register(
+    "rec.h_at_one",
+    "With eps > 0 and 0 < p_ref < 1, h(1) = sigma(logit p_ref + 1/(beta sqrt eps)) < 1: "
+    "p = 1 is not an exact fixed point",
+    "Sec. 3 (FORMULAS.md Sec. 3)",
+    SEC,
+)
 def h_at_one(ctx: Context) -> Outcome:
     pr = _unit("u")
     h1 = h_of_r(kk=(1 - pr) / pr, rr=sp.sqrt(eps))
     s1 = sp.sqrt(p * (1 - p) + eps).subs(p, 1)
     ok = s1 == sp.sqrt(eps) and positive(1 - h1)
-    return Outcome(ok, "symbolic", f"at p = 1, sqrt(p(1-p)+eps) = sqrt(eps); 1 - h(1) = "
-                   f"{sp.factor(sp.cancel(1 - h1))} > 0 (exp > 0)")
+    return Outcome(
+        ok,
+        "symbolic",
+        f"at p = 1, sqrt(p(1-p)+eps) = sqrt(eps); 1 - h(1) = "
+        f"{sp.factor(sp.cancel(1 - h1))} > 0 (exp > 0)",
+    )
 
 
-@register("rec.stability", "At a fixed point h(p*) = p*: |h'(p*)| = B(p*)/beta, hence |h'(p*)| < 1 iff "
-          "beta > B(p*), B(p) = p(1-p)|2p-1| / (2 (p(1-p)+eps)^{3/2})", "Thm 6; Lemma 1 (App. C)", SEC)
+@register(
+    "rec.stability",
+    "At a fixed point h(p*) = p*: |h'(p*)| = B(p*)/beta, hence |h'(p*)| < 1 iff "
+    "beta > B(p*), B(p) = p(1-p)|2p-1| / (2 (p(1-p)+eps)^{3/2})",
+    "Thm 6; Lemma 1 (App. C)",
+    SEC,
+)
 def stability(ctx: Context, B=B_paper) -> Outcome:
-    q = sp.Symbol("q", positive=True)                    # q = 1 - p* > 0
+    q = sp.Symbol("q", positive=True)  # q = 1 - p* > 0
     hh = sp.Symbol("H", positive=True)
-    hp_at_fp = h_prime_paper(hh).subs(hh, p)            # fixed point: h(p*) = p*
+    hp_at_fp = h_prime_paper(hh).subs(hh, p)  # fixed point: h(p*) = p*
     lhs = beta * sp.Abs(hp_at_fp.subs(r, sp.sqrt(p * (1 - p) + eps)).subs(1 - p, q))
     rhs = B(p, eps).subs(1 - p, q)
     s = sp.Symbol("s", positive=True)
     lhs, rhs = (v.subs(sp.sqrt(p * q + eps), s) for v in (lhs, rhs))
     ok = equal(lhs, rhs)
-    return Outcome(ok, "symbolic", "with h = p* in h', q = 1-p*: beta |h'(p*)| - B(p*) reduces to 0 "
-                   "(|1-2p| = |2p-1|); since beta > 0, |h'| = B/beta < 1 iff beta > B" if ok else
-                   "beta |h'(p*)| and the stated B(p*) differ")
+    return Outcome(
+        ok,
+        "symbolic",
+        "with h = p* in h', q = 1-p*: beta |h'(p*)| - B(p*) reduces to 0 "
+        "(|1-2p| = |2p-1|); since beta > 0, |h'| = B/beta < 1 iff beta > B"
+        if ok
+        else "beta |h'(p*)| and the stated B(p*) differ",
+    )
 
 
-@register("rec.stability_numeric", "Complex-step h'(p*) at fixed points equals the formula, |h'(p*)| = "
-          "B(p*)/beta, and (|h'(p*)| < 1) == (beta > B(p*))", "Thm 6; Lemma 1", SEC)
+@register(
+    "rec.stability_numeric",
+    "Complex-step h'(p*) at fixed points equals the formula, |h'(p*)| = "
+    "B(p*)/beta, and (|h'(p*)| < 1) == (beta > B(p*))",
+    "Thm 6; Lemma 1",
+    SEC,
+)
 def stability_numeric(ctx: Context, B=B_np) -> Outcome:
     n, rng = ctx.n_random, ctx.rng
-    ps = rng.uniform(1e-3, 1 - 1e-3, n)                # the fixed point, chosen first
+    ps = rng.uniform(1e-3, 1 - 1e-3, n)  # the fixed point, chosen first
     b = log_uniform(rng, 1e-2, 10, n)
     e = log_uniform(rng, 1e-6, 1, n)
-    lr = np.log(ps / (1 - ps)) - omega_np(ps, e) / b    # p_ref making ps a fixed point
+    lr = np.log(ps / (1 - ps)) - omega_np(ps, e) / b  # p_ref making ps a fixed point
     step = 1e-30
     z = ps + 1j * step
     hz = 1.0 / (1.0 + np.exp(-(lr + 1.0 / np.sqrt(z * (1 - z) + e) / b)))
@@ -197,10 +282,19 @@ def stability_numeric(ctx: Context, B=B_np) -> Outcome:
     clear = np.abs(b - bb) > 1e-6 * np.maximum(1, b)
     mismatch = ((np.abs(dh) < 1) != (b > bb)) & clear
     err = np.concatenate([fp_err, d_err, mismatch.astype(float)])
-    out = numeric_outcome(err, ctx.tol, "max of |h(p*)-p*|, relative errors of h' and |h'| - B/beta, "
-                          "stability mismatch indicator", n)
-    return Outcome(out.passed, "numeric", out.detail + f"; {int((np.abs(dh) < 1).sum())} stable, "
-                   f"{int((np.abs(dh) >= 1).sum())} unstable points", n)
+    out = numeric_outcome(
+        err,
+        ctx.tol,
+        "max of |h(p*)-p*|, relative errors of h' and |h'| - B/beta, stability mismatch indicator",
+        n,
+    )
+    return Outcome(
+        out.passed,
+        "numeric",
+        out.detail + f"; {int((np.abs(dh) < 1).sum())} stable, "
+        f"{int((np.abs(dh) >= 1).sum())} unstable points",
+        n,
+    )
 
 
 __all__ = ["h_np", "omega_np", "B_np", "fixed_points", "h_prime_paper", "B_paper"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from grpo_repro.atomic_io import write_text as atomic_write_text
+from grpo_repro.io import write_text as atomic_write_text
 
 
 def _cell(text) -> str:
@@ -34,9 +34,15 @@ def to_markdown(records: list[dict], summary: dict, params: dict) -> str:
         result = "PASS" if r["passed"] else "**FAIL**"
         if r["kind"] == "erratum":
             result += " (literal reading wrong)" if r["passed"] else " (not demonstrated)"
-        detail = r["detail"].rstrip(".") + "." + (f" Related: {', '.join(r['related'])}." if r.get("related") else "")
-        lines.append(f"| `{r['id']}` | {r['kind']} | {_cell(r['reference'])} | {_cell(r['claim'])} | "
-                     f"{r['method']} | {result} | {_cell(detail)} | {r['seconds']:.2f} |")
+        detail = (
+            r["detail"].rstrip(".")
+            + "."
+            + (f" Related: {', '.join(r['related'])}." if r.get("related") else "")
+        )
+        lines.append(
+            f"| `{r['id']}` | {r['kind']} | {_cell(r['reference'])} | {_cell(r['claim'])} | "
+            f"{r['method']} | {result} | {_cell(detail)} | {r['seconds']:.2f} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,126 @@
+"""Fabricated upstream outputs for the final stage (tests and development without a real run).
+
+`make_results(root, config)` writes, with the exact structure of the real stages:
+  results/evaluate/ref/{split}/step_0.{csv,json} and results/evaluate/{variant}/{split}/step_{N}.{csv,json},
+  results/train/{variant}/train_log.csv and run.json (resolved config under "config"),
+  results/theory/derivations.{json,md}.
+Success counts are binomial draws around p_k = sigma(logit p_ref + rate * k) (a slow, partial
+amplification); a fifth of the prompts have p_ref = 0 and stay at 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, logit
+
+from grpo_repro import stats
+
+RATES = {"grpo": 0.5, "mirror": 0.8, "dr_grpo": 0.3, "mirror_dr": 0.6}
+
+
+def eval_table(prompt_ids, p_true, samples, rng) -> pd.DataFrame:
+    k = rng.binomial(samples, p_true)
+    lo, hi = stats.wilson(k, np.full_like(k, samples))
+    k_len = np.minimum(samples, k + rng.binomial(samples - k, 0.1))
+    return pd.DataFrame(
+        {
+            "prompt_id": prompt_ids,
+            "successes": k,
+            "samples": samples,
+            "p_hat": k / samples,
+            "ci_low": lo,
+            "ci_high": hi,
+            "successes_lenient": k_len,
+            "p_hat_lenient": k_len / samples,
+        }
+    )
+
+
+def write_table(df: pd.DataFrame, path: Path, meta: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(path, index=False)
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=2))
+
+
+def make_results(root, config: dict, steps, n_prompts=None, samples=None, seed=0) -> dict:
+    """Fabricate every input of the final stage under root/results; returns the true p_ref."""
+    root = Path(root)
+    res = root / "results"
+    rng = np.random.default_rng(seed)
+    samples = samples or config["eval"]["samples"]
+    n_prompts = n_prompts or {"test": 30, "train": 20}
+    truth = {}
+    for split in config["eval"]["splits"]:
+        n = n_prompts[split]
+        ids = [f"{split}-{i}" for i in range(n)]
+        p_ref = rng.beta(1.0, 2.0, size=n)
+        p_ref[: max(1, n // 5)] = 0.0
+        truth[split] = dict(zip(ids, p_ref))
+        meta = {"split": split, "samples": samples, "scoring": "strict", "interval": "wilson95"}
+        write_table(
+            eval_table(ids, p_ref, samples, rng),
+            res / "evaluate" / "ref" / split / "step_0.csv",
+            {**meta, "model": "ref", "step": 0},
+        )
+        for v in config["variants"]:
+            for k, step in enumerate(steps):
+                if step == 0:
+                    continue
+                with np.errstate(divide="ignore"):
+                    p = np.where(p_ref > 0, expit(logit(p_ref) + RATES.get(v, 0.5) * k), 0.0)
+                write_table(
+                    eval_table(ids, p, samples, rng),
+                    res / "evaluate" / v / split / f"step_{step}.csv",
+                    {**meta, "model": v, "step": step},
+                )
+    for v in config["variants"]:
+        d = res / "train" / v
+        d.mkdir(parents=True, exist_ok=True)
+        s = np.arange(1, steps[-1] + 1)
+        pd.DataFrame(
+            {
+                "step": s,
+                "reward": np.linspace(0.3, 0.6, len(s)),
+                "kl": np.linspace(0, 0.05, len(s)),
+                "loss": np.linspace(0.01, 0.0, len(s)),
+            }
+        ).to_csv(d / "train_log.csv", index=False)
+        (d / "run.json").write_text(
+            json.dumps(
+                {"stage": "train_grpo", "variant": v, "steps": list(steps), "config": config},
+                indent=2,
+            )
+        )
+    theory = res / "theory"
+    theory.mkdir(parents=True, exist_ok=True)
+    recs = [
+        {
+            "id": f"claim_{i}",
+            "claim": "c",
+            "reference": "Thm 2",
+            "method": "sympy",
+            "kind": "claim",
+            "passed": i != 3,
+            "detail": "",
+        }
+        for i in range(10)
+    ]
+    recs += [
+        {
+            "id": f"erratum_{i}",
+            "claim": "e",
+            "reference": "Sec. 2",
+            "method": "sympy",
+            "kind": "erratum",
+            "passed": True,
+            "detail": "",
+        }
+        for i in range(3)
+    ]
+    (theory / "derivations.json").write_text(json.dumps(recs, indent=2))
+    (theory / "derivations.md").write_text("# derivations\n")
+    return truth

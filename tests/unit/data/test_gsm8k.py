@@ -1,0 +1,164 @@
+"""GSM8K loading (Sec. 6): JSONL errors name file and line; local and hub loading."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from grpo_repro.data import gsm8k
+from grpo_repro.data.gsm8k import DataError, load_gsm8k, read_jsonl
+from grpo_repro.io import write_jsonl
+from tests.helpers import ROOT
+
+DATA = ROOT.parent / "shared/data/gsm8k"
+GOOD = json.dumps({"question": "Tom has 3 apples and buys 2. How many?", "answer": "3+2=5\n#### 5"})
+
+
+def _shared(split):
+    path = DATA / f"{split}.jsonl"
+    if not path.exists():
+        pytest.skip(f"shared GSM8K data not found at {path}")
+    return path
+
+
+@pytest.mark.parametrize(
+    "content, line, what",
+    [
+        ("", 1, "empty"),
+        ("\n\n", 1, "empty"),
+        (GOOD + "\n{not json\n", 2, "malformed JSON"),
+        (GOOD + "\n" + GOOD + "\n[1, 2]\n", 3, "expected a JSON object"),
+        (json.dumps({"answer": "#### 5"}) + "\n", 1, "'question'"),
+        (GOOD + "\n" + json.dumps({"question": "q?"}) + "\n", 2, "'answer'"),
+        (GOOD + "\n" + json.dumps({"question": "q?", "answer": 5}) + "\n", 2, "'answer'"),
+        (
+            GOOD + "\n\n" + json.dumps({"question": "q?", "answer": "it is 5"}) + "\n",
+            3,
+            "no number after '####'",
+        ),
+        (json.dumps({"question": "q?", "answer": "#### five"}) + "\n", 1, "no number after '####'"),
+    ],
+)
+def test_read_jsonl_errors_name_file_and_line(tmp_path, content, line, what):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    with pytest.raises(DataError, match=what) as info:
+        read_jsonl(path)
+    assert f"{path}:{line}:" in str(info.value)
+
+
+def test_read_jsonl_non_utf8_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(GOOD.encode() + b"\n\xff\xfe\n")
+    with pytest.raises(DataError, match=f"{path}:2: not UTF-8"):
+        read_jsonl(path)
+
+
+def test_read_jsonl_missing_file_names_file(tmp_path):
+    path = tmp_path / "absent.jsonl"
+    with pytest.raises(DataError, match="file not found") as info:
+        read_jsonl(path)
+    assert str(path) in str(info.value)
+    assert '"question"' in str(info.value)  # says what the file should hold
+
+
+def test_write_then_load_roundtrip(tmp_path):
+    rows = [{"question": f"q{i}? ünïcode", "answer": f"so\n#### {i},000"} for i in range(1, 4)]
+    path = tmp_path / "sub" / "small.jsonl"
+    write_jsonl(path, rows)
+    assert [p.name for p in path.parent.iterdir()] == ["small.jsonl"]  # no temp file left
+    assert read_jsonl(path) == rows
+    loaded = load_gsm8k("train", local_path=path, n=2)
+    assert loaded == [
+        {
+            "prompt_id": "train_00000",
+            "question": rows[0]["question"],
+            "answer": rows[0]["answer"],
+            "gold": "1000",
+        },
+        {
+            "prompt_id": "train_00001",
+            "question": rows[1]["question"],
+            "answer": rows[1]["answer"],
+            "gold": "2000",
+        },
+    ]
+    with pytest.raises(DataError, match="first 4 problems but the split holds 3"):
+        load_gsm8k("train", local_path=path, n=4)
+    with pytest.raises(ValueError, match="positive"):
+        load_gsm8k("train", local_path=path, n=0)
+
+
+def test_write_jsonl_failure_leaves_old_file(tmp_path):
+    path = tmp_path / "out.jsonl"
+    write_jsonl(path, [{"a": 1}])
+
+    def rows():
+        yield {"a": 2}
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        write_jsonl(path, rows())
+    assert path.read_text() == '{"a": 1}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+@pytest.mark.parametrize("split, count", [("train", 7473), ("test", 1319)])
+def test_load_shared_local_files(split, count):
+    records = load_gsm8k(split, local_path=_shared(split))
+    assert len(records) == count
+    assert records[0]["prompt_id"] == f"{split}_00000"
+    assert records[-1]["prompt_id"] == f"{split}_{count - 1:05d}"
+    assert len({r["prompt_id"] for r in records}) == count
+    assert all(set(r) == {"prompt_id", "question", "answer", "gold"} for r in records)
+    if split == "test":
+        assert records[0]["gold"] == "18"  # Janet's ducks
+    assert len(load_gsm8k(split, local_path=_shared(split), n=10)) == 10
+
+
+def test_hub_offline_raises_data_error_naming_config_key(tmp_path):
+    # The hub libraries read HF_HUB_OFFLINE at import, so the check runs in a fresh interpreter
+    # with an empty cache.
+    code = (
+        "from grpo_repro.data.gsm8k import load_gsm8k, DataError\n"
+        "try:\n    load_gsm8k('test')\n"
+        "except DataError as e:\n    print('DATAERROR', e)\n"
+    )
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        HF_HOME=str(tmp_path / "hf"),
+        HF_DATASETS_CACHE=str(tmp_path / "hf" / "datasets"),
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "DATAERROR" in out.stdout, out.stdout + out.stderr
+    assert "data.gsm8k_test_path" in out.stdout
+    assert '"question"' in out.stdout and "####" in out.stdout  # the JSONL format
+
+
+def test_hub_connection_error_raises_data_error(monkeypatch):
+    datasets = pytest.importorskip("datasets")
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionError("Couldn't reach 'openai/gsm8k' on the Hub")
+
+    monkeypatch.setattr(datasets, "load_dataset", unreachable)
+    with pytest.raises(DataError, match="data.gsm8k_train_path") as info:
+        load_gsm8k("train")
+    assert "openai/gsm8k" in str(info.value)
+
+
+def test_hub_rows_are_checked(monkeypatch):
+    datasets = pytest.importorskip("datasets")
+    rows = [{"question": "q?", "answer": "#### 5"}, {"question": "q?", "answer": "none"}]
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: rows)
+    with pytest.raises(DataError, match=r"openai/gsm8k\[test\] row 2"):
+        gsm8k.load_gsm8k("test")
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: rows[:1])
+    assert gsm8k.load_gsm8k("test")[0]["gold"] == "5"

@@ -1,0 +1,215 @@
+"""Checkpoint evaluation: reproducible tables, batch-size invariance within sampling noise,
+resumption of an interrupted job to the identical table, atomic outputs, and the
+evaluate_checkpoint script end to end on a tiny organism model."""
+
+import json
+import runpy
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from grpo_repro.config import eval_settings
+from grpo_repro.evaluate import partial
+from grpo_repro.evaluate import run as ev
+from grpo_repro.models import model_hash
+from grpo_repro.sampler.hf import HFSampler
+from grpo_repro.sampler.params import SamplingParams
+from tests.helpers.tiny_lm import micro_policy, micro_records
+
+torch.set_num_threads(1)
+from tests.helpers import ROOT  # noqa: E402
+
+PARAMS = SamplingParams(temperature=1.0, max_new_tokens=12)
+COLUMNS = [
+    "prompt_id",
+    "successes",
+    "samples",
+    "p_hat",
+    "ci_low",
+    "ci_high",
+    "successes_lenient",
+    "p_hat_lenient",
+]
+
+
+@pytest.fixture(scope="module")
+def micro():
+    return micro_policy(sharpness=1.0, init_std=0.02)  # broad distributions: successes are frequent
+
+
+def run(micro, records, batch=2, partial=None, samples=16, **kw):
+    model, tok = micro
+    return ev.evaluate_records(
+        HFSampler(model, tok, batch_prompts=batch),
+        records,
+        samples=samples,
+        params=PARAMS,
+        seed=0,
+        variant="grpo",
+        step=60,
+        split="test",
+        model_sha256="abc",
+        partial_path=partial,
+        progress=False,
+        **kw,
+    )
+
+
+def test_table_columns_and_values(micro):
+    df, meta = run(micro, micro_records())
+    assert list(df.columns[:3]) == ["variant", "split", "step"]
+    assert set(COLUMNS) <= set(df.columns)
+    assert (df["samples"] == 16).all()
+    assert np.allclose(df["p_hat"], df["successes"] / 16)
+    assert (df["ci_low"] <= df["p_hat"]).all() and (df["p_hat"] <= df["ci_high"]).all()
+    assert (
+        df["successes_lenient"] >= df["successes"]
+    ).all()  # a strict answer is also the last number
+    assert (
+        meta["decoding"] == PARAMS.as_dict() and meta["seed"] == 0 and meta["model_sha256"] == "abc"
+    )
+    assert meta["timing"]["samples_per_s"] > 0 and "torch" in meta["versions"]
+    assert meta["mean_p_hat"] == pytest.approx(df["p_hat"].mean())
+
+
+def test_fixed_seed_reproduces_table(micro, tmp_path):
+    records = micro_records(2)
+    a, _ = run(micro, records)
+    b, _ = run(micro, records)
+    pd.testing.assert_frame_equal(a, b)
+    ev.write_outputs(a, {}, tmp_path / "a.csv", tmp_path / "a.json")
+    ev.write_outputs(b, {}, tmp_path / "b.csv", tmp_path / "b.json")
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    # another (variant, step) draws other samples
+    model, tok = micro
+    c, _ = ev.evaluate_records(
+        HFSampler(model, tok, batch_prompts=2),
+        records,
+        samples=16,
+        params=PARAMS,
+        seed=0,
+        variant="grpo",
+        step=120,
+        split="test",
+        progress=False,
+    )
+    assert not a["successes_lenient"].equals(c["successes_lenient"])
+
+
+def test_batch_size_changes_mean_by_less_than_noise(micro):
+    records = micro_records(4)  # 20 prompts
+    samples = 40
+    a, _ = run(micro, records, batch=1, samples=samples)
+    b, _ = run(micro, records, batch=7, samples=samples)
+    for col in ("p_hat", "p_hat_lenient"):
+        pa, pb = a[col].to_numpy(), b[col].to_numpy()
+        p = (pa.mean() + pb.mean()) / 2
+        noise = np.sqrt(2 * max(p * (1 - p), 1e-3) / (len(records) * samples))
+        assert abs(pa.mean() - pb.mean()) <= 3 * noise
+    assert a["p_hat_lenient"].mean() > 0.05  # the test is not vacuous
+
+
+def test_interrupted_run_resumes_to_identical_table(micro, tmp_path):
+    records = micro_records(2)  # 10 prompts, chunks of 3 -> 4 chunks
+    full, _ = run(micro, records, batch=3)
+    partial = tmp_path / "step_60.partial.jsonl"
+    assert run(micro, records, batch=3, partial=partial, max_chunks=2) == (None, None)  # "killed"
+    lines = partial.read_text().splitlines()
+    assert len(lines) == 3 and json.loads(lines[0])["fingerprint"]
+    with open(partial, "a") as f:  # a chunk line cut by the kill
+        f.write('{"chunk": 2, "rows": [{"prompt_id"')
+    resumed, meta = run(micro, records, batch=3, partial=partial)
+    assert meta["timing"]["resumed_chunks"] == [0, 1] and meta["timing"]["computed_chunks"] == 2
+    pd.testing.assert_frame_equal(full, resumed)
+    # a partial file of other settings (here: another model) is ignored, not mixed in
+    model, tok = micro
+    again, meta = ev.evaluate_records(
+        HFSampler(model, tok, batch_prompts=3),
+        records,
+        samples=16,
+        params=PARAMS,
+        seed=0,
+        variant="grpo",
+        step=60,
+        split="test",
+        model_sha256="other",
+        partial_path=partial,
+        progress=False,
+    )
+    assert meta["timing"]["resumed_chunks"] == []
+    pd.testing.assert_frame_equal(full, again)
+
+
+def test_outputs_atomic_and_partial_removed(micro, tmp_path):
+    df, meta = run(micro, micro_records()[:2])
+    csv, js = tmp_path / "ev" / "step_60.csv", tmp_path / "ev" / "step_60.json"
+    partial.partial_path_for(csv).parent.mkdir(parents=True)
+    partial.partial_path_for(csv).write_text("{}\n")
+    ev.write_outputs(df, meta, csv, js)
+    assert sorted(p.name for p in csv.parent.iterdir()) == ["step_60.csv", "step_60.json"]
+    pd.testing.assert_frame_equal(pd.read_csv(csv), df, check_dtype=False)
+    assert json.loads(js.read_text())["model_sha256"] == "abc"
+
+
+def test_model_hash(tmp_path):
+    (tmp_path / "model.safetensors").write_bytes(b"weights-1")
+    (tmp_path / "training_args.bin").write_bytes(b"ignored")
+    h1 = model_hash(tmp_path)
+    (tmp_path / "training_args.bin").write_bytes(b"still ignored")
+    assert model_hash(tmp_path) == h1
+    (tmp_path / "model.safetensors").write_bytes(b"weights-2")
+    assert model_hash(tmp_path) != h1
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError):
+        model_hash(tmp_path / "empty")
+
+
+def test_evaluate_checkpoint_script_end_to_end(tiny_policy, default_config, tmp_path):
+    """The Snakemake script on a tiny random organism model: 3 prompts x 8 samples, both splits."""
+    model_dir, records = tiny_policy
+    config = json.loads(json.dumps(default_config))
+    config["eval"].update(samples=8, max_new_tokens=8, batch_prompts=2)
+    data, tables, metas = [], [], []
+    for split in config["eval"]["splits"]:
+        path = tmp_path / "data" / f"{split}.jsonl"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in records[:3]))
+        data.append(str(path))
+        tables.append(str(tmp_path / "eval" / "ref" / split / "step_0.csv"))
+        metas.append(str(tmp_path / "eval" / "ref" / split / "step_0.json"))
+    log = tmp_path / "logs" / "step_0.log"
+    log.parent.mkdir()
+    smk = SimpleNamespace(
+        input=SimpleNamespace(data=data, model=[]),
+        output=SimpleNamespace(tables=tables, meta=metas),
+        params=SimpleNamespace(
+            model=str(model_dir), splits=config["eval"]["splits"], settings=eval_settings(config)
+        ),
+        wildcards=SimpleNamespace(variant="ref", step="0"),
+        threads=1,
+        log=[str(log)],
+    )
+    runpy.run_path(
+        str(ROOT / "workflow" / "scripts" / "evaluate_checkpoint.py"),
+        init_globals={"snakemake": smk},
+    )
+    for split, table, meta_path in zip(config["eval"]["splits"], tables, metas):
+        df = pd.read_csv(table)
+        assert set(COLUMNS) <= set(df.columns) and len(df) == 3 and (df["samples"] == 8).all()
+        assert (
+            (df["variant"] == "ref").all()
+            and (df["step"] == 0).all()
+            and (df["split"] == split).all()
+        )
+        meta = json.loads(Path(meta_path).read_text())
+        assert meta["model_sha256"] == model_hash(model_dir)
+        assert (
+            meta["decoding"]["temperature"] == config["train"]["temperature"]
+        )  # eval.temperature null
+        assert meta["decoding"]["max_new_tokens"] == 8 and meta["n_prompts"] == 3
+        assert not partial.partial_path_for(table).exists()
+    assert "mean p_hat" in log.read_text()

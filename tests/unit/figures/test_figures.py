@@ -1,0 +1,184 @@
+"""Stage 2 plumbing (Fig 1, 2, 4, 5 and beyond): config keys of `figures:` in sync with the schema,
+CSV column contracts, plots drawn from CSVs only (PNG + PDF, atomic), and (slow) restyling reruns
+plot rules only."""
+
+import copy
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from grpo_repro import config as cfgmod
+from grpo_repro.figures import compute as fd
+from grpo_repro.figures import registry
+from grpo_repro.figures.registry import fig2_stem, fig5_stem, tag
+from tests.helpers import ROOT, copy_workflow
+
+
+@pytest.fixture(scope="module")
+def fig_cfg():
+    return cfgmod.load(ROOT / "config" / "config.yaml")["figures"]
+
+
+_MISSING = object()
+
+
+def _defaults(schema: dict):
+    """The value a schema node's defaults produce, as Snakemake's validate fills them in (an object
+    default is completed with its properties' defaults)."""
+    val = copy.deepcopy(schema.get("default", _MISSING))
+    if isinstance(val, dict) and "properties" in schema:
+        for k, sub in schema["properties"].items():
+            d = _defaults(sub)
+            if k not in val and d is not _MISSING:
+                val[k] = d
+    return val
+
+
+def test_schema_defaults_equal_config_values(fig_cfg):
+    """Every optional `figures:` key has a schema default equal to config/config.yaml's value
+    (so config/paper.yaml, which omits them, runs the same figures)."""
+    schema = cfgmod.load_schema()["properties"]["figures"]
+    optional = set(schema["properties"]) - set(schema["required"])
+    assert optional, "no optional keys?"
+    for key in optional:
+        assert _defaults(schema["properties"][key]) == fig_cfg[key], key
+    assert set(fig_cfg) == set(schema["properties"])
+
+
+def test_paper_config_gets_the_same_figures_section(fig_cfg):
+    from jsonschema import Draft202012Validator, validators
+
+    def extend(cls):
+        validate_props = cls.VALIDATORS["properties"]
+
+        def set_defaults(validator, properties, instance, schema):
+            for prop, sub in properties.items():
+                if "default" in sub and isinstance(instance, dict):
+                    instance.setdefault(prop, copy.deepcopy(sub["default"]))
+            yield from validate_props(validator, properties, instance, schema)
+
+        return validators.extend(cls, {"properties": set_defaults})
+
+    paper = cfgmod.load(ROOT / "config" / "paper.yaml")
+    extend(Draft202012Validator)(cfgmod.load_schema()).validate(paper)
+    assert paper["figures"] == fig_cfg
+
+
+def test_file_name_tags():
+    assert (
+        tag(1e-5) == "1em05"
+        and tag(0.01) == "0p01"
+        and tag(0.1) == "0p1"
+        and tag("p_ref") == "p_ref"
+    )
+    assert (
+        fig2_stem(1e-5) == "fig2_h_map_eps_1em05"
+        and fig5_stem("p_ref") == "fig5_iterations_p0_p_ref"
+    )
+    assert "-" not in fig2_stem(1e-12) + fig5_stem(0.25)
+
+
+def test_csv_contracts(fig_cfg):
+    small = copy.deepcopy(fig_cfg)
+    small.update(
+        map_beta={"lo": 0.5, "hi": 5.0, "n": 3},
+        map_p_ref={"lo": 0.001, "hi": 0.5, "n": 3},
+        bif_beta={"lo": 4.0, "hi": 6.0, "n": 5},
+        bif_p_ref=[0.001],
+        bif_burn_in=200,
+    )
+    f5 = fd.fig5(small)["csv"]
+    assert list(f5.columns) == ["beta", "p_ref", "eps", "p0", "n", "p"]
+    n_iter = small["n_iter"]
+    assert len(f5) == len(small["fig5_beta"]) * len(small["fig5_p_ref"]) * 2 * (n_iter + 1)
+    assert set(f5.n) == set(range(n_iter + 1))
+    fp = fd.fixed_point_map(small)
+    assert list(fp["fixed_points"].columns) == [
+        "beta",
+        "p_ref",
+        "eps",
+        "p_star",
+        "h_prime",
+        "stable",
+    ]
+    assert (fp["fixed_points"].p_star > fp["fixed_points"].p_ref).all()
+    bif = fd.bifurcation(small)
+    ex = bif["two_cycles"][bif["two_cycles"].source == "example"]
+    assert len(ex) == 1 and bool(ex.stable.iloc[0])
+    assert (bif["two_cycles"].source == "bifurcation_grid").any()
+    f1 = fd.fig1(small)["csv"]
+    assert {0.0, *small["fig1_eps"]} == set(f1.eps)
+
+
+def test_failed_checks_are_reported():
+    chk = pd.DataFrame(
+        [
+            dict(
+                check="pos_vs_scalar_max_abs",
+                variant="grpo",
+                alpha=np.nan,
+                init="ref",
+                value=1e-9,
+                tol=1e-12,
+                passed=False,
+            )
+        ]
+    )
+    assert len(registry.failed_checks({"checks": chk})) == 1
+    assert registry.failed_checks({"csv": chk}) == []
+
+
+def test_plots_read_csvs_and_write_png_and_pdf(tmp_path, fig_cfg):
+    from grpo_repro import style
+    from grpo_repro.figures import plot_paper
+
+    csv = tmp_path / "fig1_weights.csv"
+    registry.run("compute:fig1", fig_cfg, {"csv": str(csv)})
+    outs = [str(tmp_path / "fig1_weights.png"), str(tmp_path / "fig1_weights.pdf")]
+    plot_paper.plot_fig1({"csv": str(csv)}, outs)
+    assert all(Path(o).stat().st_size > 1000 for o in outs)
+    assert (
+        Path(outs[0]).read_bytes()[:4] == b"\x89PNG" and Path(outs[1]).read_bytes()[:4] == b"%PDF"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "fig1_weights.csv",
+        "fig1_weights.pdf",
+        "fig1_weights.png",
+    ]
+    for v in ("grpo", "mirror", "dr_grpo", "mirror_dr", "two_kl"):
+        assert style.variant_color(v).startswith("#")
+    assert len(set(style.VARIANT_COLORS.values())) == len(style.VARIANT_COLORS)
+
+
+@pytest.mark.slow
+def test_restyle_reruns_plot_rules_only(tmp_path):
+    """Run the figures stage in a copy of the workflow, edit the shared style: only plot rules rerun."""
+    copy_workflow(tmp_path)
+    small = {
+        "map_beta": {"lo": 0.5, "hi": 5.0, "n": 4},
+        "map_p_ref": {"lo": 0.001, "hi": 0.5, "n": 4},
+        "bif_beta": {"lo": 1.0, "hi": 6.0, "n": 20},
+    }
+    conf = yaml.safe_load((tmp_path / "config" / "config.yaml").read_text())
+    conf["figures"].update(small)
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(conf))
+    run = [sys.executable, "-m", "snakemake", "-c2", "figures_all"]
+    res = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    style = tmp_path / "workflow/src/grpo_repro/style.py"
+    style.write_text(style.read_text() + "\n# restyled\n")
+    res = subprocess.run(
+        run[:3] + ["-n", "figures_all"], cwd=tmp_path, capture_output=True, text=True
+    )
+    table = res.stdout.split("Job stats:")[1]
+    jobs = {m.group(1) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)} - {
+        "total",
+        "figures_all",
+    }
+    assert jobs and all(j.startswith("figures_plot_") for j in jobs), jobs

@@ -1,0 +1,180 @@
+"""Stage report: the theory overlay (Thm 2, 5, Sec. 5), the summary beside the paper (Sec. 6) and
+the report captions."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.special import expit, logit
+
+from grpo_repro.report import amplification as amp
+from grpo_repro.report import markdown, overlay, summary, tables
+from tests.helpers import ROOT
+from tests.helpers.report_fixtures import make_results
+
+VARIANTS = ["grpo", "mirror", "dr_grpo", "mirror_dr"]
+
+
+# theory overlay
+# ---------------------------------------------------------------------------------------------
+def _runs(beta=0.5, eps=1e-2, advantage="paper"):
+    cfg = {
+        "train": {
+            "beta": beta,
+            "smoothing_eps": eps,
+            "advantage": advantage,
+            "num_iterations": 2,
+            "prompts_per_step": 8,
+        }
+    }
+    return {v: cfg for v in VARIANTS}
+
+
+def test_limits_of_each_variant():
+    p = np.array([0.0, 0.2, 0.5, 1.0])
+    beta, eps = 0.5, 1e-2
+    x, conv = overlay.limit_logit("dr_grpo", p, beta, eps)
+    assert expit(x[1:3]) == pytest.approx(expit(logit(p[1:3]) + 1 / beta))
+    assert x[0] == -np.inf and x[3] == np.inf
+    for v in ("mirror", "mirror_dr"):
+        x, _ = overlay.limit_logit(v, p, beta, eps)
+        assert list(expit(x)) == [0.0, 1.0, 1.0, 1.0]
+    x, conv = overlay.limit_logit("grpo", p, beta, eps)
+    assert conv.all()
+    from grpo_repro.dynamics import maps as dynamics
+
+    ps = expit(x[1:3])
+    assert dynamics.h(ps, p[1:3], beta, eps) == pytest.approx(ps, abs=1e-10)  # fixed points of h
+    assert (ps > p[1:3]).all()  # Thm 3
+
+
+def test_iterates_follow_the_recurrences():
+    p = np.array([0.1, 0.4])
+    xs = overlay.iterates_logit("mirror_dr", p, 2.0, 1e-3, 3)
+    assert xs[3] == pytest.approx(logit(p) + 3 / 2.0)  # arithmetic progression
+    xs = overlay.iterates_logit("dr_grpo", p, 2.0, 1e-3, 3)
+    assert xs[1] == pytest.approx(xs[3])  # one step to the fixed point
+
+
+def test_overlay_summary_on_fabricated_run(tmp_path, default_config):
+    steps = [0, 60, 120, 180, 240]
+    make_results(tmp_path, default_config, steps, n_prompts={"test": 40, "train": 20})
+    entries = tables.eval_entries(str(tmp_path / "results"), VARIANTS, ["test", "train"], steps)
+    long = tables.load_long(entries, VARIANTS, steps)
+    traj = overlay.overlay_trajectories(long, _runs(), 64, 5, 0)
+    assert traj.groupby(["variant", "split"])["selected"].sum().div(len(steps)).eq(5).all()
+    s = overlay.overlay_summary(traj)
+    assert len(s) == 8
+    fin = tables.final_rows(tables.with_reference(long))
+    for _, r in s.iterrows():
+        f = fin[(fin.variant == r.variant) & (fin.split == r.split)]
+        interior = ((f.p_ref > 0) & (f.p_ref < 1)).mean()
+        assert r.frac_amplified_predicted == pytest.approx(interior)  # every interior prompt rises
+        assert r.frac_amplified_measured == pytest.approx((f.p_hat > f.p_ref).mean())
+        assert r.n_ref_zero == (f.successes_ref == 0).sum()
+        assert r.predicted_ref_zero_stays_zero
+        assert -1 <= r.spearman_iter <= 1
+    dr = s[(s.variant == "dr_grpo")]
+    assert (
+        dr.spearman_limit == dr.spearman_p_ref
+    ).all()  # monotone prediction: same ranks as p_ref
+    assert traj["nominal_iterations"].max() == pytest.approx(240 / 2 * 8 / 64)
+
+
+def test_overlay_notes_trl_advantage():
+    assert "approximation" in overlay.note("grpo", "trl")
+    assert overlay.note("dr_grpo", "trl") == "" and overlay.note("grpo", "paper") == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# summary
+# ---------------------------------------------------------------------------------------------
+def test_paper_comparability():
+    from grpo_repro import config as cfg
+
+    assert summary.paper_deviations(cfg.load(ROOT / "config" / "paper.yaml")) == []
+    dev = {d["key"] for d in summary.paper_deviations(cfg.load(ROOT / "config" / "config.yaml"))}
+    assert {"data.source", "model.name_or_path"} <= dev
+
+
+def test_derivation_counts():
+    recs = [
+        {"id": "a", "kind": "claim", "passed": True},
+        {"id": "b", "kind": "claim", "passed": False},
+        {"id": "c", "kind": "erratum", "passed": True},
+    ]
+    c = summary.derivation_counts(recs)
+    assert (c["claims_passed"], c["claims_total"], c["errata_passed"], c["errata_total"]) == (
+        1,
+        2,
+        1,
+        1,
+    )
+    assert c["failed"] == ["b"]
+
+
+def test_summary_build_and_markdown(tmp_path, default_config):
+    steps = [0, 60, 120, 180, 240]
+    make_results(tmp_path, default_config, steps)
+    res = tmp_path / "results"
+    long = tables.load_long(
+        tables.eval_entries(str(res), VARIANTS, ["test", "train"], steps), VARIANTS, steps
+    )
+    prompts = amp.final_vs_ref(long)
+    mean, paired = amp.mean_by_step(long, 200, 0), amp.paired_diffs(prompts, 200, 0)
+    ov = overlay.overlay_summary(overlay.overlay_trajectories(long, _runs(), 64, 3, 0))
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "train_grpo_grpo.tsv").write_text("s\th:m:s\tmax_rss\n12.5\t0:00:12\t100\n")
+    s = summary.build(
+        mean,
+        paired,
+        amp.shares(prompts),
+        ov,
+        json.loads((res / "theory/derivations.json").read_text()),
+        {v: default_config for v in VARIANTS},
+        {v: res / "train" / v / "train_log.csv" for v in VARIANTS},
+        default_config,
+        summary.benchmarks(bench),
+    )
+    json.dumps(s)  # serialisable
+    ref = mean[(mean.step == 0) & (mean.split == "test")]["mean"].iloc[0]
+    assert s["paper_comparison"]["ours"]["ref_mean_success"] == pytest.approx(ref)
+    assert s["paper_comparison"]["paper"]["final_mean_success"] == 0.375
+    assert not s["paper_comparison"]["comparable"]
+    assert s["derivations"]["claims_passed"] == 9 and s["derivations"]["errata_total"] == 3
+    assert [r["variant"] for r in s["paired_difference"]][::2] == VARIANTS  # config order
+    assert s["benchmarks"][0]["seconds"] == 12.5
+    assert s["train"]["grpo"]["step"] == 240
+    md = markdown.markdown(s)
+    assert "NOT comparable" in md and "37.5%" in md and "not exact iterations" in md
+
+
+@pytest.mark.parametrize("config_file", ["config.yaml", "paper.yaml"])
+def test_report_captions_render(config_file):
+    """Every caption in workflow/report/ renders (Jinja with snakemake.config/wildcards, then
+    reStructuredText) without errors, for both configurations."""
+    from types import SimpleNamespace
+
+    from docutils.core import publish_parts
+    from jinja2 import Environment, StrictUndefined
+
+    from grpo_repro import config as cfg
+
+    config = cfg.load(ROOT / "config" / config_file)
+    sm = SimpleNamespace(
+        config=config, wildcards=SimpleNamespace(split="test"), params=SimpleNamespace()
+    )
+    env = Environment(undefined=StrictUndefined)
+    captions = sorted((ROOT / "workflow/report").glob("*.rst"))
+    assert len(captions) >= 7
+    for path in captions:
+        text = env.from_string(path.read_text()).render(snakemake=sm, categories={}, files={})
+        html = publish_parts(
+            text,
+            writer="html",
+            settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": False},
+        )["body"]
+        assert "system-message" not in html, (path.name, html)

@@ -1,0 +1,53 @@
+"""grpo_repro.codedeps: the import closure of a script within the package (every import statement,
+relative ones and those inside functions; parent packages' __init__ modules included)."""
+
+from grpo_repro.codedeps import closure
+
+
+def _tree(tmp_path, files: dict):
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_closure_follows_every_kind_of_import(tmp_path):
+    src = tmp_path / "src"
+    _tree(
+        src,
+        {
+            "grpo_repro/__init__.py": "",
+            "grpo_repro/a/__init__.py": "",
+            "grpo_repro/a/x.py": "from .y import f\n",
+            "grpo_repro/a/y.py": "def f():\n    from grpo_repro.b import z\n",
+            "grpo_repro/b/__init__.py": "from . import w\n",
+            "grpo_repro/b/z.py": "import numpy\n",
+            "grpo_repro/b/w.py": "",
+            "grpo_repro/unused.py": "",
+        },
+    )
+    _tree(tmp_path, {"script.py": "from grpo_repro.a import x\nimport os\n"})
+    got = {p.split("src/")[1] for p in closure([tmp_path / "script.py"], src)}
+    assert got == {
+        "grpo_repro/__init__.py",
+        "grpo_repro/a/__init__.py",
+        "grpo_repro/a/x.py",
+        "grpo_repro/a/y.py",
+        "grpo_repro/b/__init__.py",
+        "grpo_repro/b/z.py",
+        "grpo_repro/b/w.py",
+    }
+
+
+def test_closure_of_a_module_name(tmp_path):
+    src = tmp_path / "src"
+    _tree(
+        src,
+        {
+            "grpo_repro/__init__.py": "",
+            "grpo_repro/m.py": "from grpo_repro import n\n",
+            "grpo_repro/n.py": "",
+        },
+    )
+    got = {p.split("src/")[1] for p in closure(["grpo_repro.m"], src)}
+    assert got == {"grpo_repro/__init__.py", "grpo_repro/m.py", "grpo_repro/n.py"}

@@ -1,0 +1,170 @@
+"""Configuration validation (schema + cross-field rules): every bad input names its key, file, line."""
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from grpo_repro import config as cfg
+from tests.helpers import ROOT
+
+DEFAULT = ROOT / "config" / "config.yaml"
+PAPER = ROOT / "config" / "paper.yaml"
+
+
+def base():
+    return cfg.load_yaml(DEFAULT)
+
+
+@pytest.mark.parametrize("path", [DEFAULT, PAPER])
+def test_shipped_configs_are_valid(path):
+    cfg.load(path)
+
+
+def test_every_key_has_a_comment():
+    """Each key line of the shipped configs carries a comment (its meaning and the paper's symbol)."""
+    for path in (DEFAULT, PAPER):
+        for no, line in enumerate(path.read_text().splitlines(), 1):
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#") and ":" in stripped.split("#")[0]:
+                assert "#" in line, f"{path.name}:{no} has no comment: {line!r}"
+
+
+BAD = [  # (key path, bad value, words expected in the message)
+    (["train", "beta"], 0, "train.beta"),
+    (["train", "beta"], -1.0, "train.beta"),
+    (["train", "smoothing_eps"], 0.0, "train.smoothing_eps"),
+    (["train", "smoothing_eps"], 1.5, "train.smoothing_eps"),
+    (["train", "clip_eps"], 0, "train.clip_eps"),
+    (["train", "clip_eps"], -0.2, "train.clip_eps"),
+    (["variants"], ["grpo", "ppo"], "variants[1]"),
+    (["eval", "samples"], 2.5, "eval.samples"),
+    (["eval", "samples"], 0, "eval.samples"),
+    (["eval", "samples"], -50, "eval.samples"),
+    (["train", "num_generations"], "16", "train.num_generations"),
+    (["train", "learning_rate"], "fast", "train.learning_rate"),
+    (["data", "source"], "mnist", "data.source"),
+    (["figures", "eps"], [0.0], "figures.eps[0]"),
+    (["train", "bf16"], "yes", "train.bf16"),
+]
+
+
+def set_key(config, keys, value):
+    node = config
+    for k in keys[:-1]:
+        node = node[k]
+    node[keys[-1]] = value
+
+
+@pytest.mark.parametrize("keys,value,expect", BAD, ids=[f"{'.'.join(k)}={v!r}" for k, v, _ in BAD])
+def test_bad_value_names_key(keys, value, expect):
+    config = base()
+    set_key(config, keys, value)
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.check(config)
+    assert expect in str(err.value)
+
+
+def test_unknown_key_named():
+    config = base()
+    config["train"]["betta"] = 0.1
+    with pytest.raises(cfg.ConfigError, match=r"train.betta.*unknown key 'betta'"):
+        cfg.check(config)
+
+
+def test_unknown_top_level_key_named():
+    config = base()
+    config["modle"] = {}
+    with pytest.raises(cfg.ConfigError, match="unknown key 'modle'"):
+        cfg.check(config)
+
+
+def test_missing_key_named():
+    config = base()
+    del config["train"]["beta"]
+    with pytest.raises(cfg.ConfigError, match="'beta' is a required property"):
+        cfg.check(config)
+
+
+def test_cross_field_rules():
+    config = base()
+    config["data"]["source"] = "gsm8k"
+    with pytest.raises(cfg.ConfigError, match="model.name_or_path"):
+        cfg.check(config)
+    config = base()
+    config["organism"]["min_steps"] = 5
+    with pytest.raises(cfg.ConfigError, match="organism.min_steps"):
+        cfg.check(config)
+
+
+@pytest.mark.parametrize(
+    "update,key",
+    [
+        ({"save_steps": 5, "num_iterations": 2}, "train.save_steps"),
+        ({"prompts_per_step": 3, "grad_accum": 2}, "train.prompts_per_step"),
+        ({"devices": 3}, "train.prompts_per_step"),
+    ],
+)
+def test_training_cross_field_rules(update, key):
+    config = base()
+    config["train"].update(update)
+    with pytest.raises(cfg.ConfigError, match=key):
+        cfg.check(config)
+
+
+def test_pool_larger_than_training_set():
+    config = base()
+    config["data"].update(n_train=10, train_pool=64)
+    with pytest.raises(cfg.ConfigError, match="data.train_pool"):
+        cfg.check(config)
+
+
+def test_error_names_file_and_line(tmp_path):
+    text = DEFAULT.read_text().replace("  beta: 0.1 ", "  beta: -0.1", 1)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if s.startswith("  beta: -0.1"))
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.load(bad)
+    assert f"{bad}:{line}" in str(err.value)
+
+
+def test_snakemake_stops_before_scheduling(tmp_path):
+    """A bad config file stops `snakemake -n` at load time with the key in the message."""
+    config = base()
+    config["train"]["clip_eps"] = 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(config))
+    res = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--configfile", str(bad)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    assert "train.clip_eps" in out and str(bad) in out
+    assert "Job stats" not in out  # nothing was scheduled
+
+
+def test_stage_provenance(tmp_path, default_config):
+    """Every stage directory gets PROVENANCE.json: config, versions, and the hash of each file."""
+    import json
+
+    from grpo_repro.provenance import file_hash, write_stage_provenance
+
+    (tmp_path / "evaluate" / "grpo").mkdir(parents=True)
+    (tmp_path / "evaluate" / "grpo" / "step_4.csv").write_text("prompt_id,successes\na,1\n")
+    (tmp_path / "train" / "grpo" / "work").mkdir(parents=True)
+    (tmp_path / "train" / "grpo" / "work" / "optimizer.pt").write_text("x")
+    written = write_stage_provenance(tmp_path, default_config)
+    assert sorted(p.parent.name for p in written) == ["evaluate", "train"]
+    prov = json.loads((tmp_path / "evaluate" / "PROVENANCE.json").read_text())
+    assert prov["config"] == default_config and prov["versions"]["torch"]
+    assert prov["files"] == {
+        "grpo/step_4.csv": file_hash(tmp_path / "evaluate" / "grpo" / "step_4.csv")
+    }
+    assert json.loads((tmp_path / "train" / "PROVENANCE.json").read_text())["files"] == {}

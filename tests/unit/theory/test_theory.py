@@ -1,0 +1,259 @@
+"""Stage 1 (Sec. 2-5): every derivation check passes, wrong claims are caught, records follow the
+schema, and the rule's script writes derivations.json and derivations.md (failing on a bad claim)."""
+
+import json
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import sympy as sp
+import yaml
+
+from grpo_repro import theory
+from grpo_repro.theory import advantage, core, recurrence
+from grpo_repro.theory.core import Check, Context, Outcome
+from tests.helpers import ROOT
+
+SCRIPT = ROOT / "workflow" / "scripts" / "theory_derivations.py"
+CHECK_IDS = [c.id for c in theory.registry()]
+
+
+def fake_snakemake(tmp: Path, theory_cfg: dict):
+    return SimpleNamespace(
+        params=SimpleNamespace(theory=theory_cfg),
+        output=SimpleNamespace(json=str(tmp / "derivations.json"), md=str(tmp / "derivations.md")),
+        log=[str(tmp / "logs" / "derivations.log")],
+    )
+
+
+@pytest.fixture(scope="module")
+def stage(tmp_path_factory):
+    """The rule's script run once as Snakemake runs it (injected `snakemake` object, default config)."""
+    tmp = tmp_path_factory.mktemp("theory")
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["theory"]
+    with pytest.raises(SystemExit) as exc:
+        runpy.run_path(
+            str(SCRIPT), init_globals={"snakemake": fake_snakemake(tmp, cfg)}, run_name="__main__"
+        )
+    records = json.loads((tmp / "derivations.json").read_text())
+    return SimpleNamespace(
+        code=exc.value.code, tmp=tmp, records=records, cfg=cfg, by_id={r["id"]: r for r in records}
+    )
+
+
+def ctx(n=200, tol=1e-9, seed=0):
+    return Context(n_random=n, tol=tol, rng=np.random.default_rng(seed))
+
+
+# ------------------------------------------------------------------------------ every check passes
+
+
+@pytest.mark.parametrize("check_id", CHECK_IDS)
+def test_check_passes(stage, check_id):
+    rec = stage.by_id[check_id]
+    assert rec["passed"], f"{check_id}: {rec['detail']}"
+
+
+def test_script_writes_both_files_and_exits_zero(stage):
+    assert stage.code == 0
+    md = (stage.tmp / "derivations.md").read_text()
+    n = len(stage.records)
+    assert f"**{n}/{n} checks passed**" in md
+    assert md.count("\n| `") == n  # one table row per record
+    log = (stage.tmp / "logs" / "derivations.log").read_text()
+    assert "checks passed" in log and "FAIL" not in log
+    assert not list(stage.tmp.glob(".*.tmp"))  # atomic writes leave no temp files
+
+
+# ------------------------------------------------------------------------------ record schema
+
+
+def test_record_schema(stage):
+    ids = [r["id"] for r in stage.records]
+    assert ids == CHECK_IDS and len(set(ids)) == len(ids)
+    for r in stage.records:
+        assert set(core.RECORD_KEYS) <= set(r)
+        assert r["kind"] in core.KINDS and r["method"] in core.METHODS
+        assert isinstance(r["passed"], bool) and isinstance(r["seconds"], float)
+        assert r["claim"] and r["reference"] and r["detail"]
+        if r["method"] == "numeric":
+            assert r["n_points"] >= stage.cfg["n_random"] and r["tol"] == stage.cfg["tol"]
+    kinds = {r["kind"] for r in stage.records}
+    methods = {r["method"] for r in stage.records}
+    assert kinds == {"claim", "erratum"} and methods == {"symbolic", "numeric"}
+
+
+def test_errata_point_to_passing_corrected_claims(stage):
+    errata = [r for r in stage.records if r["kind"] == "erratum"]
+    assert {r["id"] for r in errata} == {"err.conditional_display", "err.swapped_clip_symbols"}
+    for r in errata:
+        assert "WRONG" in r["detail"] and r["related"]
+        for rid in r["related"]:
+            assert stage.by_id[rid]["kind"] == "claim" and stage.by_id[rid]["passed"]
+
+
+def test_every_issue_claim_has_a_record(stage):
+    wanted = [
+        "adv.bernoulli_moments",
+        "adv.omega",
+        "adv.w_plus_decreasing",
+        "adv.w_minus_increasing",
+        "adv.contrastive_form",
+        "adv.clip_identity",
+        "gibbs.stationarity",
+        "gibbs.concavity",
+        "gibbs.pos_logit",
+        "gibbs.h_two_forms",
+        "rec.h_prime",
+        "rec.h_shape",
+        "rec.amplification",
+        "rec.boundaries",
+        "rec.h_at_one",
+        "rec.stability",
+        "var.mirror_increasing",
+        "var.dr_grpo_one_step",
+        "var.mirror_dr_arithmetic",
+        "var.beta_eff",
+        "var.two_kl_anchor",
+        "var.two_kl_logodds",
+        "var.two_kl_recurrence",
+        "var.two_kl_amplification",
+        "par.event_tv_bound",
+    ]
+    assert set(wanted) <= set(stage.by_id)
+
+
+# ------------------------------------------------------------------------------ the checker can fail
+
+p, eps, beta, r = recurrence.p, recurrence.eps, recurrence.beta, recurrence.r
+
+
+def test_wrong_omega_is_caught():
+    assert advantage.omega_identity(ctx()).passed
+    assert not advantage.omega_identity(
+        ctx(), claimed=1 / sp.sqrt(advantage.p * (1 - advantage.p))
+    ).passed
+
+
+def test_wrong_h_prime_is_caught():
+    def missing_two(h):  # the paper's h' without the factor 2 in the denominator
+        return -h * (1 - h) * (1 - 2 * p) / (beta * r**3)
+
+    assert not recurrence.h_prime(ctx(), formula=missing_two).passed
+
+
+def test_wrong_stability_bound_is_caught():
+    def b_sq(pp, e):  # exponent 1 instead of 3/2
+        return pp * (1 - pp) * sp.Abs(2 * pp - 1) / (2 * (pp * (1 - pp) + e))
+
+    assert not recurrence.stability(ctx(), B=b_sq).passed
+    assert not recurrence.stability_numeric(
+        ctx(), B=lambda pp, e: 2 * recurrence.B_np(pp, e)
+    ).passed
+
+
+def test_unclipped_claim_for_clipped_objective_is_caught():
+    assert not advantage.clip_identity(ctx(), claimed=lambda x, adv, sign: adv * x).passed
+
+
+def test_is_zero_does_not_accept_non_identities():
+    x = sp.Symbol("x", positive=True)
+    assert core.is_zero(sp.log(2 * x) - sp.log(2) - sp.log(x))
+    assert not core.is_zero(sp.log(x + 1) - sp.log(x))
+    assert not core.equal(
+        advantage.w_plus(advantage.p, advantage.eps), advantage.w_minus(advantage.p, advantage.eps)
+    )
+    assert core.positive_on_unit_interval(x * (1 - x), x) and not core.positive_on_unit_interval(
+        x - sp.Rational(1, 2), x
+    )
+
+
+def test_numeric_outcome_respects_tolerance():
+    assert core.numeric_outcome(np.array([1e-12, 5e-10]), 1e-9, "e", 2).passed
+    assert not core.numeric_outcome(np.array([1e-12, 2e-9]), 1e-9, "e", 2).passed
+    assert not core.numeric_outcome(np.array([np.nan]), 1e-9, "e", 1).passed
+
+
+def test_crashing_check_is_a_failed_record():
+    def boom(c):
+        raise RuntimeError("boom")
+
+    rec = core.run_check(Check("t.boom", "c", "ref", "sec", "claim", boom))
+    assert rec["passed"] is False and "RuntimeError" in rec["detail"]
+
+
+def test_failed_claim_fails_the_stage_and_is_named(tmp_path):
+    from grpo_repro.theory.cli import run_stage
+
+    bad = Check(
+        "t.wrong_claim",
+        "1 = 2",
+        "none",
+        "test",
+        "claim",
+        lambda c: Outcome(core.equal(1, 2), "symbolic", "1 - 2 != 0"),
+    )
+    good = next(c for c in theory.registry() if c.id == "adv.omega")
+    code = run_stage(
+        tmp_path / "d.json", tmp_path / "d.md", log=tmp_path / "x.log", checks=[good, bad]
+    )
+    assert code == 1
+    assert "FAILED claims: t.wrong_claim" in (tmp_path / "x.log").read_text()
+    recs = json.loads((tmp_path / "d.json").read_text())
+    assert [x["passed"] for x in recs] == [True, False]
+    assert "**FAIL**" in (tmp_path / "d.md").read_text()
+
+
+def test_undemonstrated_erratum_warns_but_does_not_fail(tmp_path):
+    from grpo_repro.theory.cli import run_stage
+
+    err = Check(
+        "t.erratum",
+        "literal",
+        "none",
+        "test",
+        "erratum",
+        lambda c: Outcome(False, "symbolic", "no"),
+    )
+    assert (
+        run_stage(tmp_path / "d.json", tmp_path / "d.md", log=tmp_path / "x.log", checks=[err]) == 0
+    )
+    assert "errata not demonstrated: t.erratum" in (tmp_path / "x.log").read_text()
+
+
+# ------------------------------------------------------------------------------ CLI (benchmark entry)
+
+
+def test_cli_writes_both_files(tmp_path):
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grpo_repro.theory",
+            "--out",
+            str(tmp_path),
+            "--only",
+            "adv.omega,rec.stability",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    recs = json.loads((tmp_path / "derivations.json").read_text())
+    assert [x["id"] for x in recs] == ["adv.omega", "rec.stability"]
+    assert (tmp_path / "derivations.md").read_text().startswith("# Stage 1")
+
+
+def test_results_are_reproducible_with_the_seed():
+    a = theory.run_all(
+        n_random=1000, seed=3, ids=["rec.stability_numeric", "adv.clipped_contrastive_numeric"]
+    )
+    b = theory.run_all(
+        n_random=1000, seed=3, ids=["adv.clipped_contrastive_numeric", "rec.stability_numeric"]
+    )
+    assert {x["id"]: x["detail"] for x in a} == {x["id"]: x["detail"] for x in b}

@@ -1,0 +1,132 @@
+"""Bad input matrix (every config key, data files, model paths, checkpoints): each fails with an
+error that names the culprit, before any expensive work starts."""
+
+import copy
+import subprocess
+import sys
+
+import pytest
+
+from grpo_repro import config as cfg
+from grpo_repro.data.sets import check_sources
+from grpo_repro.models import ModelError, check_model_source, load_policy
+from tests.helpers import ROOT
+
+DEFAULT = cfg.load_yaml(ROOT / "config" / "config.yaml")
+SCHEMA = cfg.load_schema()
+
+
+def leaves(node, schema, keys=()):
+    """(key path, leaf schema) for every scalar/list key of the default configuration."""
+    for k, v in node.items():
+        sub = schema["properties"][k]
+        if isinstance(v, dict):
+            yield from leaves(v, sub, keys + (k,))
+        else:
+            yield keys + (k,), sub
+
+
+LEAVES = list(leaves(DEFAULT, SCHEMA))
+
+
+def _set(config, keys, value):
+    node = config
+    for k in keys[:-1]:
+        node = node[k]
+    node[keys[-1]] = value
+
+
+def _dotted(keys):
+    return ".".join(keys)
+
+
+@pytest.mark.parametrize("keys", [k for k, _ in LEAVES], ids=_dotted)
+def test_every_key_rejects_wrong_type(keys):
+    config = copy.deepcopy(DEFAULT)
+    _set(config, keys, {"not": "a valid value"})
+    with pytest.raises(cfg.ConfigError, match=rf"'{_dotted(keys)}'"):
+        cfg.check(config)
+
+
+def _below_minimum(sub):
+    sub = sub.get("$ref") and SCHEMA["$defs"][sub["$ref"].split("/")[-1]] or sub
+    if "oneOf" in sub:
+        subs = [
+            s.get("$ref") and SCHEMA["$defs"][s["$ref"].split("/")[-1]] or s for s in sub["oneOf"]
+        ]
+        sub = next((s for s in subs if "minimum" in s or "exclusiveMinimum" in s), sub)
+    if "minimum" in sub:
+        return sub["minimum"] - 1
+    if "exclusiveMinimum" in sub:
+        return sub["exclusiveMinimum"]
+    return None
+
+
+RANGED = [(k, _below_minimum(s)) for k, s in LEAVES if _below_minimum(s) is not None]
+
+
+@pytest.mark.parametrize("keys,value", RANGED, ids=[_dotted(k) for k, _ in RANGED])
+def test_every_ranged_key_rejects_out_of_range(keys, value):
+    config = copy.deepcopy(DEFAULT)
+    _set(config, keys, value)
+    with pytest.raises(cfg.ConfigError, match=rf"'{_dotted(keys)}'"):
+        cfg.check(config)
+
+
+def test_matrix_covers_the_numeric_keys():
+    assert len(RANGED) >= 25 and len(LEAVES) >= 50
+
+
+def test_missing_data_file_named(tmp_path):
+    config = copy.deepcopy(DEFAULT)
+    config["data"].update(source="gsm8k", gsm8k_train_path=str(tmp_path / "nope.jsonl"))
+    config["model"]["name_or_path"] = str(tmp_path)
+    with pytest.raises(ValueError, match=r"data.gsm8k_train_path.*nope.jsonl does not exist"):
+        check_sources(config)
+    (tmp_path / "empty.jsonl").write_text("")
+    config["data"]["gsm8k_train_path"] = str(tmp_path / "empty.jsonl")
+    with pytest.raises(ValueError, match=r"data.gsm8k_train_path.*is empty"):
+        check_sources(config)
+
+
+def test_missing_model_path_named(tmp_path):
+    with pytest.raises(ModelError, match=r"does not exist.*model.name_or_path"):
+        check_model_source(str(tmp_path / "no_model"))
+
+
+def test_hub_id_offline_says_how_to_provide_it(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", "/nonexistent_hf_home")
+    with pytest.raises(ModelError, match=r"HF_HUB_OFFLINE=1.*local-dir.*model.name_or_path"):
+        check_model_source("Qwen/Qwen2.5-0.5B-Instruct")
+
+
+def test_corrupt_checkpoint_named(tiny_policy, tmp_path):
+    import shutil
+
+    ref, _ = tiny_policy
+    bad = tmp_path / "step_8"
+    shutil.copytree(ref, bad)
+    (bad / "model.safetensors").write_bytes(b"\x00garbage")
+    with pytest.raises(Exception) as err:
+        load_policy(bad)
+    assert "step_8" in str(err.value) or "safetensors" in str(err.value).lower()
+
+
+def test_workflow_stops_on_missing_model_path(tmp_path):
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-n",
+            "--config",
+            f"model={{name_or_path: {tmp_path}/absent}}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert res.returncode != 0 and "absent does not exist" in res.stdout + res.stderr

@@ -1,0 +1,26 @@
+"""Stage data (Sec. 6): the prompt sets. The organism's generated GSM8K-format problems and its
+word-level tokenizer, or GSM8K (hub or local JSONL) rendered with the model's tokenizer; every
+record carries its rendered prompt (grpo_repro.data.prepare).
+"""
+
+
+rule data_prepare:
+    """Train, held-out test and the fixed training pool (JSONL), and the tokenizer that rendered them."""
+    input:
+        code=code("data_prepare.py"),
+    output:
+        train=f"{RESULTS}/data/train.jsonl",
+        test=f"{RESULTS}/data/test.jsonl",
+        pool=f"{RESULTS}/data/train_pool.jsonl",
+        tokenizer=directory(f"{RESULTS}/data/tokenizer"),
+    log:
+        f"{LOGS}/data/data_prepare.log",
+    benchmark:
+        f"{BENCH}/data/data_prepare.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        settings=settings("seed", "data", "prompt", "organism", "model"),
+    script:
+        "../scripts/data_prepare.py"

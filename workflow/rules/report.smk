@@ -1,0 +1,167 @@
+"""Stage report: trajectories (the paper's Fig 3), success amplification (Thm 3), theory overlay
+(Thm 2, 5, Sec. 5), results/summary.{json,md} and the report's figures and tables.
+
+Compute rules (report_*) read the evaluation tables, training runs and derivations and write
+CSV/JSON under results/report/data/ (grpo_repro.report); plot rules (report_plot_*, generated from
+grpo_repro.report.registry.PLOTS) read only those files and write PNG + PDF (and one HTML table)
+under results/report/. Editing plotting code reruns plot rules only, never evaluation or training.
+"""
+
+from grpo_repro.report.registry import module_of as report_module
+
+
+rule report_tables:
+    """Sec. 6: every evaluation table -> one long CSV; pi_ref (step 0) repeated under each variant."""
+    input:
+        tables=[e["path"] for e in EVAL_ENTRIES],
+        code=code("report_tables.py"),
+    output:
+        long=f"{REPORT_DATA}/eval_long.csv",
+    log:
+        f"{LOGS}/report/report_tables.log",
+    benchmark:
+        f"{BENCH}/report/report_tables.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        entries=EVAL_ENTRIES,
+        variants=VARIANTS,
+        steps=STEPS,
+    script:
+        "../scripts/report_tables.py"
+
+
+rule report_trajectories:
+    """Fig 3: a seeded random choice of prompts per split, their success along checkpoints."""
+    input:
+        long=rules.report_tables.output.long,
+        code=code("report_trajectories.py"),
+    output:
+        csv=f"{REPORT_DATA}/trajectories.csv",
+    log:
+        f"{LOGS}/report/report_trajectories.log",
+    benchmark:
+        f"{BENCH}/report/report_trajectories.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        n_prompts=config["report"]["n_trajectory_prompts"],
+        seed=config["seed"],
+    script:
+        "../scripts/report_trajectories.py"
+
+
+rule report_amplification:
+    """Thm 3: mean success per step (bootstrap over prompts), p_ref vs final p, paired final - p_ref."""
+    input:
+        long=rules.report_tables.output.long,
+        code=code("report_amplification.py"),
+    output:
+        mean=f"{REPORT_DATA}/amplification_mean.csv",
+        prompts=f"{REPORT_DATA}/amplification_prompts.csv",
+        shares=f"{REPORT_DATA}/amplification_shares.csv",
+        paired=f"{REPORT_DATA}/paired_diff.csv",
+    log:
+        f"{LOGS}/report/report_amplification.log",
+    benchmark:
+        f"{BENCH}/report/report_amplification.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        n_bootstrap=config["report"]["n_bootstrap"],
+        seed=config["seed"],
+    script:
+        "../scripts/report_amplification.py"
+
+
+rule report_overlay:
+    """Thm 2, Thm 5, Sec. 5: each variant's recurrence from the measured p_ref beside the measurement."""
+    input:
+        long=rules.report_tables.output.long,
+        runs=[train_done(v) for v in VARIANTS],
+        code=code("report_overlay.py"),
+    output:
+        trajectories=f"{REPORT_DATA}/overlay_trajectories.csv",
+        curves=f"{REPORT_DATA}/overlay_curves.csv",
+        summary=f"{REPORT_DATA}/overlay_summary.csv",
+    log:
+        f"{LOGS}/report/report_overlay.log",
+    benchmark:
+        f"{BENCH}/report/report_overlay.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        variants=VARIANTS,
+        n_epoch_prompts=N_EPOCH_PROMPTS,
+        n_prompts=config["report"]["n_trajectory_prompts"],
+        seed=config["seed"],
+    script:
+        "../scripts/report_overlay.py"
+
+
+rule report_summary:
+    """results/summary.{json,md}: the run in numbers beside the paper's (Sec. 6), with the config."""
+    input:
+        mean=rules.report_amplification.output.mean,
+        paired=rules.report_amplification.output.paired,
+        shares=rules.report_amplification.output.shares,
+        overlay=rules.report_overlay.output.summary,
+        derivations=rules.theory_derivations.output.json,
+        runs=[train_done(v) for v in VARIANTS],
+        train_logs=[f"{RESULTS}/train/{v}/train_log.csv" for v in VARIANTS],
+        code=code("report_summary.py"),
+    output:
+        json=f"{RESULTS}/summary.json",
+        md=f"{RESULTS}/summary.md",
+    log:
+        f"{LOGS}/report/report_summary.log",
+    benchmark:
+        f"{BENCH}/report/report_summary.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        variants=VARIANTS,
+        config=config,
+        benchmarks=BENCH,  # optional Snakemake benchmark files, read if present
+    script:
+        "../scripts/report_summary.py"
+
+
+for plot in PLOTS:
+
+    rule:
+        name:
+            f"report_plot_{plot.name}"
+        input:
+            **{k: f"{RESULTS}/{v}" for k, v in plot.inputs.items()},
+            code=code("report_plot.py", report_module(plot.func)),
+        output:
+            report_figures(plot, "{split}" if plot.per_split else None),
+        log:
+            f"{LOGS}/report/report_plot_{plot.name}"
+            + ("_{split}" if plot.per_split else "")
+            + ".log",
+        benchmark:
+            f"{BENCH}/report/report_plot_{plot.name}"
+            + ("_{split}" if plot.per_split else "")
+            + ".tsv"
+        conda:
+            ENV
+        threads: 1
+        params:
+            func=plot.func,
+            variants=VARIANTS,
+            splits=SPLITS,
+        script:
+            "../scripts/report_plot.py"
+
+
+rule report_all:
+    """Every output of the report stage (`snakemake -c2 report_all`)."""
+    input:
+        report_targets(),

@@ -1,0 +1,17 @@
+"""Rule report_plot_<name> (stage report): one figure (PNG + PDF) or the HTML summary table, drawn
+only from the data files of the rule's inputs (grpo_repro.report.registry); `code` is not read."""
+
+from grpo_repro import io
+from grpo_repro.report import registry
+
+sm = snakemake
+io.log_to(sm.log[0])
+files = {k: v for k, v in sm.input.items() if k != "code"}
+registry.resolve(sm.params.func)(
+    files,
+    list(sm.output),
+    split=sm.wildcards.get("split"),
+    variants=sm.params.variants,
+    splits=sm.params.splits,
+)
+print(f"{sm.params.func}: wrote {', '.join(sm.output)}")

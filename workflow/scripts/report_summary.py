@@ -1,0 +1,29 @@
+"""Rule report_summary (stage report): results/summary.json and summary.md: mean success with
+intervals, final - p_ref, the paper's 21% -> 37.5% beside ours, derivation pass counts, theory
+overlay, resolved configuration (grpo_repro.report.summary, grpo_repro.report.markdown)."""
+
+import pandas as pd
+
+from grpo_repro import io, provenance
+from grpo_repro.report import markdown, summary
+
+sm = snakemake
+io.log_to(sm.log[0])
+variants, inp = sm.params.variants, sm.input
+s = summary.build(
+    mean=pd.read_csv(inp.mean),
+    paired=pd.read_csv(inp.paired),
+    shares=pd.read_csv(inp.shares),
+    overlay=pd.read_csv(inp.overlay),
+    derivations=io.read_json(inp.derivations),
+    run_configs={v: io.read_json(p)["config"] for v, p in zip(variants, inp.runs)},
+    train_logs=dict(zip(variants, inp.train_logs)),
+    config=sm.params.config,
+    bench=summary.benchmarks(sm.params.benchmarks),
+)
+s["provenance"] = {
+    k: v for k, v in provenance.record({}, inputs=list(inp)).items() if k != "config"
+}
+io.write_json(sm.output.json, s)
+io.write_text(sm.output.md, markdown.markdown(s))
+print(markdown.markdown(s))

@@ -1,0 +1,101 @@
+"""GSM8K data (Sec. 6): grade-school math word problems whose gold solutions end in '#### <number>'.
+
+The data come from a local JSONL file (config keys data.gsm8k_train_path / data.gsm8k_test_path)
+or, when no path is given, from the Hugging Face hub (data.gsm8k_hub_id, config 'main').
+Each loaded record is {"prompt_id", "question", "answer", "gold"}, where gold is the normalised
+number after '####' (`reward.gold_number`). Bad input raises `DataError` naming file and line.
+Offline mode (HF_HUB_OFFLINE=1) must be set before the process starts: the hub libraries read it
+at import.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grpo_repro import io
+from grpo_repro.io import DataError
+from grpo_repro.reward import gold_number
+
+JSONL_FORMAT = (
+    'one JSON object per line with string fields "question" and "answer", the answer '
+    'ending in "#### <number>" as in openai/gsm8k, e.g. '
+    '{"question": "Tom has 3 apples and buys 2. How many?", "answer": "3+2=5\\n#### 5"}'
+)
+
+
+def _check_record(record: dict, where: str) -> dict:
+    for key in ("question", "answer"):
+        if not isinstance(record.get(key), str) or not record[key].strip():
+            raise DataError(f"{where}: missing or empty string field '{key}'")
+    try:
+        gold_number(record["answer"])
+    except ValueError:
+        raise DataError(
+            f"{where}: gold answer has no number after '####': {record['answer'][-60:]!r}"
+        ) from None
+    return record
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """GSM8K records (with 'question' and a '#### <number>' 'answer') from a JSONL file.
+
+    Blank lines are skipped. Raises DataError naming `path` (and line) for a missing or empty
+    file, a malformed JSON line, a missing field or a gold answer without a number.
+    """
+    return io.read_jsonl(path, check=_check_record, expected=JSONL_FORMAT)
+
+
+def _from_hub(split: str, hub_id: str) -> list[dict]:
+    key = (
+        f"data.gsm8k_{split}_path"
+        if split in ("train", "test")
+        else "data.gsm8k_train_path / data.gsm8k_test_path"
+    )
+
+    def hint(why: str) -> str:
+        return (
+            f"cannot load GSM8K split '{split}' from the hub dataset '{hub_id}' ({why}). Provide "
+            f"it locally: set config key {key} to a JSONL file ({JSONL_FORMAT})."
+        )
+
+    try:
+        import datasets
+
+        table = datasets.load_dataset(hub_id, "main", split=split)
+    except ImportError as err:
+        raise DataError(hint(f"the 'datasets' package is not installed: {err}")) from err
+    except (ConnectionError, OSError) as err:  # offline, unreachable, not found (FileNotFoundError)
+        raise DataError(hint(f"hub offline or unreachable: {err}")) from err
+    return [
+        _check_record(dict(row), f"{hub_id}[{split}] row {i + 1}") for i, row in enumerate(table)
+    ]
+
+
+def load_gsm8k(
+    split: str,
+    local_path: str | Path | None = None,
+    hub_id: str = "openai/gsm8k",
+    n: int | None = None,
+) -> list[dict]:
+    """The first `n` (None: all) problems of a GSM8K split, from `local_path` or the hub.
+
+    Records: {"prompt_id": f"{split}_{i:05d}", "question", "answer", "gold"}. Raises DataError if
+    the data cannot be read or the split holds fewer than `n` problems.
+    """
+    if n is not None and n < 1:
+        raise ValueError(f"n must be a positive integer or None, got {n!r}")
+    raw = read_jsonl(local_path) if local_path is not None else _from_hub(split, hub_id)
+    source = local_path if local_path is not None else f"{hub_id}[{split}]"
+    if n is not None and n > len(raw):
+        raise DataError(
+            f"{source}: asked for the first {n} problems but the split holds {len(raw)}"
+        )
+    return [
+        {
+            "prompt_id": f"{split}_{i:05d}",
+            "question": r["question"],
+            "answer": r["answer"],
+            "gold": gold_number(r["answer"]),
+        }
+        for i, r in enumerate(raw[:n])
+    ]

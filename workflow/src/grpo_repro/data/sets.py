@@ -1,0 +1,95 @@
+"""Prompt sets of the experiment (Sec. 6): the training split, the held-out split and a fixed pool
+of training prompts that GRPO trains on (organism) or that evaluation tracks (paper), each record
+carrying its rendered prompt so that training and evaluation see the same text.
+"""
+
+from __future__ import annotations
+
+import random
+
+from grpo_repro import io
+from grpo_repro.data.prompts import format_prompt
+
+#: fields of every record of a prepared prompt set (results/data/*.jsonl)
+PROMPT_FIELDS = ("prompt_id", "prompt", "gold")
+
+
+def read_prompts(path) -> list[dict]:
+    """Records of a prepared prompt set; DataError naming file and line on bad input."""
+    return io.read_jsonl(path, required=PROMPT_FIELDS)
+
+
+def organism_records(config: dict) -> tuple[list[dict], list[dict]]:
+    from grpo_repro.data.organism import TaskSpec, generate
+
+    org, data = config["organism"], config["data"]
+    spec = TaskSpec(org["min_steps"], org["max_steps"], org["max_operand"], org["max_value"])
+    return generate(data["n_train"], data["n_test"], spec, seed=config["seed"])
+
+
+def gsm8k_records(config: dict) -> tuple[list[dict], list[dict]]:
+    from grpo_repro.data.gsm8k import load_gsm8k
+
+    data = config["data"]
+    train = load_gsm8k("train", data["gsm8k_train_path"], data["gsm8k_hub_id"], data["n_train"])
+    test = load_gsm8k("test", data["gsm8k_test_path"], data["gsm8k_hub_id"], data["n_test"])
+    return train, test
+
+
+def raw_records(config: dict) -> tuple[list[dict], list[dict]]:
+    return (
+        organism_records(config)
+        if config["data"]["source"] == "organism"
+        else gsm8k_records(config)
+    )
+
+
+def render(records: list[dict], prompt_cfg: dict, tokenizer=None) -> list[dict]:
+    return [{**r, "prompt": format_prompt(r["question"], prompt_cfg, tokenizer)} for r in records]
+
+
+def train_pool(train: list[dict], size: int | None, seed: int) -> list[dict]:
+    """A fixed, seeded pool of `size` training records (all of them when size is None)."""
+    if size is None or size >= len(train):
+        return list(train)
+    idx = sorted(random.Random(seed + 1).sample(range(len(train)), size))
+    return [train[i] for i in idx]
+
+
+GSM8K_TRAIN_SIZE = 7473  # openai/gsm8k, config main, split train (FORMULAS.md, Sec. 6)
+
+
+def n_epoch_prompts(config: dict) -> int:
+    """Prompts in one GRPO epoch, known before any job runs (the checkpoint schedule needs it)."""
+    data = config["data"]
+    if config["train"]["on_pool"] and data["train_pool"] is not None:
+        return min(data["train_pool"], data["n_train"] or data["train_pool"])
+    if data["n_train"] is not None:
+        return data["n_train"]
+    if data["source"] == "gsm8k" and data["gsm8k_train_path"]:
+        with open(data["gsm8k_train_path"]) as f:
+            return sum(1 for line in f if line.strip())
+    return GSM8K_TRAIN_SIZE
+
+
+def check_sources(config: dict, check_hub: bool = True) -> None:
+    """Fail at workflow load, before any job, on a missing local data file or model (ValueError
+    naming the config key). Hub ids are only checked when HF_HUB_OFFLINE=1 and check_hub is set
+    (a dry run on an offline login node still builds the graph)."""
+    from pathlib import Path
+
+    from grpo_repro.models import check_model_source
+
+    data = config["data"]
+    if data["source"] == "gsm8k":
+        for key in ("gsm8k_train_path", "gsm8k_test_path"):
+            path = data[key]
+            if path is not None and not Path(path).is_file():
+                raise ValueError(f"config key 'data.{key}': file {path} does not exist")
+            if path is not None and Path(path).stat().st_size == 0:
+                raise ValueError(f"config key 'data.{key}': file {path} is empty")
+    from grpo_repro.models import is_local
+
+    model = config["model"]["name_or_path"]
+    if model is not None and (check_hub or is_local(model)):
+        check_model_source(model)

@@ -1,0 +1,45 @@
+"""Word-level tokenizer of the organism, built with `tokenizers` and wrapped as a transformers fast
+tokenizer. Every integer 0..max_value is one token (a character-level tokenizer failed to learn to
+copy numbers, ../shared/notes/organism-sizing.md). Spaces are dropped; newlines are tokens.
+
+Load a saved one with `load_tokenizer` (PreTrainedTokenizerFast), never AutoTokenizer: with
+model_type=qwen2 in config.json, AutoTokenizer silently builds a byte-level Qwen2 tokenizer.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+from transformers import PreTrainedTokenizerFast
+
+SPECIALS = {"pad_token": "<pad>", "eos_token": "<eos>", "bos_token": "<bos>", "unk_token": "<unk>"}
+PIECE = r"\d+|[A-Za-z]+|#+|\n|[^\sA-Za-z\d]"
+
+
+def words_of(texts) -> set[str]:
+    return {w for t in texts for w in re.findall(PIECE, t)}
+
+
+def build_tokenizer(texts, max_value: int = 999) -> PreTrainedTokenizerFast:
+    """Vocabulary: specials, every integer 0..max_value, and every piece seen in `texts`."""
+    pieces = sorted(words_of(texts) - {str(i) for i in range(max_value + 1)})
+    vocab_list = list(SPECIALS.values()) + [str(i) for i in range(max_value + 1)] + pieces
+    vocab = {tok: i for i, tok in enumerate(vocab_list)}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token=SPECIALS["unk_token"]))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r"[ \t]+"), behavior="removed"),
+            pre_tokenizers.Split(Regex(PIECE), behavior="isolated"),
+        ]
+    )
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, **SPECIALS)
+    fast.padding_side = "left"  # generation pads on the left (training and evaluation agree)
+    return fast
+
+
+def load_tokenizer(path: str | Path) -> PreTrainedTokenizerFast:
+    tok = PreTrainedTokenizerFast.from_pretrained(str(path))
+    tok.padding_side = "left"
+    return tok

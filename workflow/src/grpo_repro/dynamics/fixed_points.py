@@ -1,0 +1,292 @@
+"""All fixed points and 2-cycles of the GRPO map h_{eps,p_ref} (Thm 2, Prop. 1, Thm 3, Thm 6, Fig 2, 4).
+
+Fixed points: h(p*) = p*. Working in logit coordinates x = logit p, with the conjugate map
+H(x) = logit p_ref + Omega(sigma(x))/beta, they are the roots of F(x) = H(x) - x. Because
+2/sqrt(1+4 eps) <= Omega <= 1/sqrt(eps), every root lies in
+    [logit p_ref + 2/(beta sqrt(1+4eps)),  logit p_ref + 1/(beta sqrt eps)]
+(so every fixed point is > p_ref: Thm 3), and F is strictly decreasing wherever
+p(1-p) < 2 beta eps^{3/2} (there |H'| < 1), i.e. for |x| > log(1/(2 beta eps^{3/2})). Roots are
+bracketed by sign changes of F on a fine grid of the non-monotone window plus the two endpoints,
+near-tangent pairs are caught by refining every local extremum of F on the grid, and each bracket
+is refined with Brent's method. Residual |h(p*) - p*| <= 1e-12 (checked by the tests).
+
+Stability (Thm 6, Lemma 1): |h'(p*)| < 1, i.e. beta > B(p*); h'(p*) = H'(x*) (conjugation).
+`variant_fixed_points` gives the fixed points of the other variants' maps (Sec. 5, Thm 9).
+2-cycles: roots of H(H(x)) - x that are not fixed points; the cycle {a, b = h(a)} is stable iff
+its multiplier |h'(a) h'(b)| < 1 (the paper's "divergent" example beta=5, p_ref=0.001, eps=1e-5
+is a stable 2-cycle around an unstable fixed point).
+eps must be > 0 (with eps = 0, h is discontinuous at 0 and 1, Prop. 1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq, minimize_scalar
+from scipy.special import expit
+
+from grpo_repro.dynamics import maps as dyn
+
+#: grid points across the non-monotone window of F (spacing ~ window / N)
+DEFAULT_GRID = 4001
+#: two logits closer than this (relative) are the same point
+_SAME_X = 1e-9
+
+
+@dataclass(frozen=True)
+class FixedPoint:
+    p_star: float  # the fixed point p* = sigma(x*)
+    logit_p_star: float  # x* = logit p* (finite even when p* rounds to 1.0)
+    h_prime: float  # h'(p*) (= H'(x*))
+    stable: bool  # |h'(p*)| < 1
+    residual: float  # |h(p*) - p*|
+
+
+@dataclass(frozen=True)
+class TwoCycle:
+    p_a: float  # smaller point of the cycle
+    p_b: float  # larger point, h(p_a) = p_b and h(p_b) = p_a
+    logit_a: float
+    logit_b: float
+    multiplier: float  # h'(p_a) h'(p_b)
+    stable: bool  # |multiplier| < 1
+    residual: float  # max(|h(p_a) - p_b|, |h(p_b) - p_a|)
+
+
+# ----------------------------------------------------------------------------- scalar map (fast)
+def _H_scalar(x: float, l_ref: float, beta: float, eps: float) -> float:
+    if x >= 0:
+        e = math.exp(-x)
+        v = e / (1.0 + e) ** 2
+    else:
+        e = math.exp(x)
+        v = e / (1.0 + e) ** 2
+    return l_ref + 1.0 / (beta * math.sqrt(v + eps))
+
+
+def _H(x, l_ref, beta, eps):
+    return l_ref + dyn.omega_logit(x, eps) / beta
+
+
+def _bounds(l_ref: float, beta: float, eps: float) -> tuple[float, float]:
+    lo = l_ref + 2.0 / (beta * math.sqrt(1.0 + 4.0 * eps))
+    hi = l_ref + 1.0 / (beta * math.sqrt(eps))
+    # widen by a margin so that F(lo) > 0 > F(hi) strictly despite rounding (|F'| ~ 1 there)
+    return lo - 1e-6 * (1 + abs(lo)), hi + 1e-6 * (1 + abs(hi))
+
+
+def _window(beta: float, eps: float) -> float:
+    """|x| beyond which |H'(x)| < 1 (0 when H is a contraction everywhere)."""
+    q_min = 2.0 * beta * eps**1.5
+    return 0.0 if q_min >= 0.25 else math.log(1.0 / q_min) + 1.0
+
+
+def _grid(lo: float, hi: float, beta: float, eps: float, n: int, outer: int = 0) -> np.ndarray:
+    w = _window(beta, eps)
+    pts = [np.array([lo, hi])]
+    a, b = max(lo, -w), min(hi, w)
+    if b > a:
+        pts.append(np.linspace(a, b, n))
+    if outer:  # geometric spacing outside the window (for maps that compose H)
+        if hi > w + 1:
+            pts.append(w + np.geomspace(1.0, hi - w, outer))
+        if lo < -w - 1:
+            pts.append(-w - np.geomspace(1.0, -w - lo, outer))
+    g = np.unique(np.concatenate(pts))
+    return g[(g >= lo) & (g <= hi)]
+
+
+def _roots(f_vec, f_scalar, grid: np.ndarray) -> list[float]:
+    """Every root of f on [grid[0], grid[-1]] bracketed by the grid (plus near-tangent pairs)."""
+    xs = np.asarray(grid, float)
+    fs = f_vec(xs)
+    # refine interior local extrema whose value does not change sign with its neighbours:
+    # a positive local min / negative local max may still cross 0 between grid points
+    d = np.diff(fs)
+    ext = (
+        np.where(
+            (np.sign(d[:-1]) * np.sign(d[1:]) < 0)
+            & (fs[:-2] * fs[1:-1] > 0)
+            & (fs[1:-1] * fs[2:] > 0)
+        )[0]
+        + 1
+    )
+    extra_x, extra_f = [], []
+    for i in ext:
+        sgn = 1.0 if fs[i] > 0 else -1.0
+        res = minimize_scalar(
+            lambda t: sgn * f_scalar(t),
+            bounds=(xs[i - 1], xs[i + 1]),
+            method="bounded",
+            options={"xatol": 1e-13},
+        )
+        if sgn * res.fun < 0:
+            extra_x.append(res.x)
+            extra_f.append(f_scalar(res.x))
+    if extra_x:
+        xs = np.concatenate([xs, extra_x])
+        fs = np.concatenate([fs, extra_f])
+        order = np.argsort(xs, kind="stable")
+        xs, fs = xs[order], fs[order]
+    roots = list(xs[fs == 0.0])
+    for i in np.where(fs[:-1] * fs[1:] < 0)[0]:
+        roots.append(
+            brentq(
+                f_scalar, xs[i], xs[i + 1], xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500
+            )
+        )
+    roots.sort()
+    out = []
+    for r in roots:
+        if not out or abs(r - out[-1]) > _SAME_X * (1 + abs(r)):
+            out.append(float(r))
+    return out
+
+
+def _boundary(p_ref: float) -> list[FixedPoint] | None:
+    if p_ref <= 0.0:
+        return [FixedPoint(0.0, -math.inf, 0.0, True, 0.0)]
+    if p_ref >= 1.0:
+        return [FixedPoint(1.0, math.inf, 0.0, True, 0.0)]
+    return None
+
+
+def _validate(beta, eps):
+    if not beta > 0:
+        raise ValueError("beta must be > 0")
+    if not eps > 0:
+        raise ValueError("fixed points need smoothing eps > 0 (h is discontinuous at eps = 0)")
+
+
+def fixed_points(
+    beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_GRID
+) -> list[FixedPoint]:
+    """Every fixed point of h_{eps,p_ref} (sorted), with h'(p*) and stability |h'(p*)| < 1."""
+    beta, p_ref, eps = float(beta), float(p_ref), float(eps)
+    _validate(beta, eps)
+    bd = _boundary(p_ref)
+    if bd is not None:
+        return bd
+    l_ref = math.log(p_ref) - math.log1p(-p_ref)
+    lo, hi = _bounds(l_ref, beta, eps)
+    grid = _grid(lo, hi, beta, eps, n_grid)
+    roots = _roots(
+        lambda x: _H(x, l_ref, beta, eps) - x, lambda x: _H_scalar(x, l_ref, beta, eps) - x, grid
+    )
+    out = []
+    for x in roots:
+        p = float(expit(x))
+        hp = float(dyn.h_prime_logit(x, beta, eps))
+        res = abs(float(expit(_H_scalar(x, l_ref, beta, eps))) - p)
+        out.append(FixedPoint(p, float(x), hp, abs(hp) < 1.0, res))
+    return out
+
+
+def variant_fixed_points(
+    variant: str,
+    beta: float,
+    p_ref: float,
+    eps: float,
+    alpha: float | None = None,
+    delta_r: float = 0.0,
+    n_grid: int = DEFAULT_GRID,
+) -> list[FixedPoint]:
+    """Fixed points of the PoS map of `variant` (Delta_R held constant for the two-KL variants):
+    grpo: those of h; dr_grpo: sigma(logit p_ref + 1/beta), reached in one step (map constant,
+    derivative 0); two_kl_dr: logit p* = logit p_ref + Delta_R/alpha + 1/(alpha beta), derivative
+    1-alpha; two_kl: logit p* = logit p_ref + Delta_R/alpha + Omega(p*)/(alpha beta), i.e. the
+    fixed points of h with (alpha beta, sigma(logit p_ref + Delta_R/alpha)), derivative
+    (1-alpha) + alpha h'. mirror / mirror_dr have no interior fixed point (p_n -> 1, Thm 5)."""
+    beta, p_ref = float(beta), float(p_ref)
+    if variant == "grpo":
+        return fixed_points(beta, p_ref, eps, n_grid)
+    if variant in ("mirror", "mirror_dr"):
+        raise ValueError(
+            f"{variant}: no interior fixed point (logit p_n increases by >= 1/beta per step)"
+        )
+    bd = _boundary(p_ref)
+    if bd is not None:
+        return bd
+    l_ref = math.log(p_ref) - math.log1p(-p_ref)
+    if variant == "dr_grpo":
+        x = l_ref + 1.0 / beta
+        return [FixedPoint(float(expit(x)), x, 0.0, True, 0.0)]
+    if alpha is None or not 0 < alpha < 1:
+        raise ValueError("two-KL variants need alpha in (0, 1)")
+    shifted = l_ref + delta_r / alpha
+    if variant == "two_kl_dr":
+        x = shifted + 1.0 / (alpha * beta)
+        return [FixedPoint(float(expit(x)), x, 1.0 - alpha, True, 0.0)]
+    if variant != "two_kl":
+        raise ValueError(f"unknown variant {variant!r}")
+    out = []
+    for fp in fixed_points(alpha * beta, float(expit(shifted)), eps, n_grid):
+        d = (1.0 - alpha) + alpha * fp.h_prime
+        out.append(FixedPoint(fp.p_star, fp.logit_p_star, d, abs(d) < 1.0, fp.residual))
+    return out
+
+
+def two_cycles(beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_GRID) -> list[TwoCycle]:
+    """Every 2-cycle {a, b} of h (h(a) = b, h(b) = a, a != b), with its multiplier h'(a) h'(b)."""
+    beta, p_ref, eps = float(beta), float(p_ref), float(eps)
+    _validate(beta, eps)
+    if _boundary(p_ref) is not None:
+        return []
+    l_ref = math.log(p_ref) - math.log1p(-p_ref)
+    lo, hi = _bounds(l_ref, beta, eps)
+    grid = _grid(lo, hi, beta, eps, n_grid, outer=200)
+
+    def g_vec(x):
+        return _H(_H(x, l_ref, beta, eps), l_ref, beta, eps) - x
+
+    def g_scalar(x):
+        return _H_scalar(_H_scalar(x, l_ref, beta, eps), l_ref, beta, eps) - x
+
+    cycles = []
+    for x in _roots(g_vec, g_scalar, grid):
+        y = _H_scalar(x, l_ref, beta, eps)
+        if abs(y - x) <= 1e-7 * (1 + abs(x)):
+            continue  # a fixed point of h
+        a, b = (x, y) if x < y else (y, x)
+        if any(abs(a - c.logit_a) <= 1e-7 * (1 + abs(a)) for c in cycles):
+            continue
+        mult = float(dyn.h_prime_logit(a, beta, eps) * dyn.h_prime_logit(b, beta, eps))
+        pa, pb = float(expit(a)), float(expit(b))
+        res = max(
+            abs(float(expit(_H_scalar(a, l_ref, beta, eps))) - pb),
+            abs(float(expit(_H_scalar(b, l_ref, beta, eps))) - pa),
+        )
+        cycles.append(TwoCycle(pa, pb, float(a), float(b), mult, abs(mult) < 1.0, res))
+    return cycles
+
+
+def fixed_point_rows(
+    beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_GRID
+) -> list[dict]:
+    """Rows `beta,p_ref,eps,p_star,h_prime,stable` (one per fixed point)."""
+    return [
+        dict(
+            beta=beta, p_ref=p_ref, eps=eps, p_star=fp.p_star, h_prime=fp.h_prime, stable=fp.stable
+        )
+        for fp in fixed_points(beta, p_ref, eps, n_grid)
+    ]
+
+
+def two_cycle_rows(beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_GRID) -> list[dict]:
+    return [
+        dict(
+            beta=beta,
+            p_ref=p_ref,
+            eps=eps,
+            p_a=c.p_a,
+            p_b=c.p_b,
+            logit_a=c.logit_a,
+            logit_b=c.logit_b,
+            multiplier=c.multiplier,
+            stable=c.stable,
+            residual=c.residual,
+        )
+        for c in two_cycles(beta, p_ref, eps, n_grid)
+    ]

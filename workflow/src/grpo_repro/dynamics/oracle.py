@@ -1,0 +1,296 @@
+"""Finite-policy oracle: exact GRPO iterations on softmax policies over K outcomes (Thm 1, 4, 8, 9, Lemma 2-3).
+
+A problem is a set of prompts q, each with K outcomes o, a reference policy pi_ref(.|q) (random
+softmax) and a binary reward r(q, o) with at least one success and one failure per prompt, plus
+control prompts whose outcomes all fail (p_ref = 0) or all succeed (p_ref = 1).
+
+Exact iterations (Thm 8): with weights taken at p_{n-1} (eq. 4; mean-only: w+ = 1-p, w- = p),
+    pi_n(o|q) = anchor(o|q) exp((w+ 1{r=1} - w- 1{r=0})/beta) / Z,
+anchor = pi_ref (grpo, dr_grpo: Thm 1), pi_{n-1} (mirror, mirror_dr: Thm 4), or the geometric
+mean pibar ~ pi_ref^alpha pi_{n-1}^(1-alpha) (two_kl, two_kl_dr: Lemma 2). The PoS of these
+policies must follow the scalar recurrences of grpo_repro.dynamics, the two-KL one with
+Delta_R = (1-alpha)[D_alpha(pi_ref,F || pi_{n-1},F) - D_alpha(pi_ref,S || pi_{n-1},S)] computed from
+the actual success (S) / failure (F) conditional distributions (Lemma 3, Thm 9).
+
+Note: from pi_0 = pi_ref every exact iterate keeps pi_ref's conditionals on S and on F (the Gibbs
+factor is constant on each), so Delta_R = 0 identically; a perturbed pi_0 exercises Delta_R != 0
+(it then decays like (1-alpha)^n).
+
+An independent optimiser (`optimiser_iterations`) maximises the KL-regularised objective as the
+paper writes it (both KL terms explicitly for two_kl, no Lemma 2) by a damped constrained Newton
+method on the simplex, chained on its own iterates, and must land on the closed form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+from grpo_repro.dynamics import maps as dyn
+
+VARIANTS = dyn.VARIANTS
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Prompts x outcomes: log pi_ref (rows normalised) and the binary reward."""
+
+    log_pi_ref: np.ndarray  # (Q, K)
+    reward: np.ndarray  # (Q, K) float in {0, 1}
+    kind: np.ndarray  # (Q,) "random" | "zero" (p_ref = 0 control) | "one" (p_ref = 1 control)
+
+    @property
+    def p_ref(self) -> np.ndarray:
+        return pos(self.log_pi_ref, self.reward)
+
+    @property
+    def shape(self):
+        return self.log_pi_ref.shape
+
+
+def log_normalise(logits: np.ndarray) -> np.ndarray:
+    return logits - logsumexp(logits, axis=-1, keepdims=True)
+
+
+def make_problem(
+    n_prompts: int, n_outcomes: int, seed: int, logit_scale: float = 2.0, controls: bool = True
+) -> Problem:
+    """Random pi_ref (Gaussian logits, std `logit_scale`) and rewards with >= 1 success and
+    >= 1 failure per prompt; `controls` appends one p_ref = 0 and one p_ref = 1 prompt."""
+    if n_outcomes < 2:
+        raise ValueError("need K >= 2 outcomes (one success and one failure)")
+    rng = np.random.default_rng(seed)
+    q = n_prompts + (2 if controls else 0)
+    logits = rng.normal(0.0, logit_scale, size=(q, n_outcomes))
+    reward = np.zeros((q, n_outcomes))
+    for i in range(n_prompts):
+        m = rng.integers(1, n_outcomes)  # successes in 1..K-1
+        reward[i, rng.choice(n_outcomes, size=m, replace=False)] = 1.0
+    kind = np.array(["random"] * n_prompts + (["zero", "one"] if controls else []))
+    if controls:
+        reward[n_prompts + 1] = 1.0
+    return Problem(log_normalise(logits), reward, kind)
+
+
+def perturbed_policy(problem: Problem, seed: int, scale: float = 1.0) -> np.ndarray:
+    """log pi_0 = log pi_ref + N(0, scale^2) noise, renormalised (an initial policy != pi_ref)."""
+    rng = np.random.default_rng(seed)
+    return log_normalise(problem.log_pi_ref + rng.normal(0.0, scale, size=problem.shape))
+
+
+def pos(log_pi: np.ndarray, reward: np.ndarray) -> np.ndarray:
+    """Probability of success p = sum_o pi(o) r(o) (axis -1), clipped to [0, 1] (rounding)."""
+    return np.clip(np.sum(np.exp(log_pi) * reward, axis=-1), 0.0, 1.0)
+
+
+def weights(p: np.ndarray, eps: float, mean_only: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(w+, w-) at p: eq. (4) smoothed whitening, or mean-only (Dr. GRPO) 1-p, p."""
+    if mean_only:
+        return 1.0 - p, p
+    return dyn.w_plus(p, eps), dyn.w_minus(p, eps)
+
+
+def advantage_table(reward: np.ndarray, p: np.ndarray, eps: float, mean_only: bool) -> np.ndarray:
+    """a(q, o) = w+(p_q) 1{r=1} - w-(p_q) 1{r=0} (the weighted contrastive reward)."""
+    wp, wm = weights(p, eps, mean_only)
+    return wp[:, None] * reward - wm[:, None] * (1.0 - reward)
+
+
+def two_kl_anchor(log_pi_ref: np.ndarray, log_pi_prev: np.ndarray, alpha: float) -> np.ndarray:
+    """Lemma 2: pibar ~ pi_ref^alpha pi_prev^(1-alpha), normalised."""
+    return log_normalise(alpha * log_pi_ref + (1 - alpha) * log_pi_prev)
+
+
+def renyi_conditional(
+    log_p: np.ndarray, log_q: np.ndarray, mask: np.ndarray, a: float
+) -> np.ndarray:
+    """D_a(P_M || Q_M) between the conditionals of P and Q on the outcome set M (mask), per row;
+    D_a(P||Q) = log(sum P^a Q^(1-a)) / (a-1). NaN where M is empty."""
+    neg = -np.inf
+    lp = np.where(mask, log_p, neg)
+    lq = np.where(mask, log_q, neg)
+    empty = ~mask.any(axis=-1)
+    with np.errstate(invalid="ignore"):
+        lp = lp - logsumexp(lp, axis=-1, keepdims=True)
+        lq = lq - logsumexp(lq, axis=-1, keepdims=True)
+        s = logsumexp(np.where(mask, a * lp + (1 - a) * lq, neg), axis=-1)
+    return np.where(empty, np.nan, s / (a - 1))
+
+
+def delta_r(
+    log_pi_ref: np.ndarray, log_pi_prev: np.ndarray, reward: np.ndarray, alpha: float
+) -> np.ndarray:
+    """Thm 9: Delta_R = (1-alpha)[D_alpha(pi_ref,F || pi_prev,F) - D_alpha(pi_ref,S || pi_prev,S)];
+    0 on prompts without successes or without failures (the controls)."""
+    succ = reward > 0.5
+    d_s = renyi_conditional(log_pi_ref, log_pi_prev, succ, alpha)
+    d_f = renyi_conditional(log_pi_ref, log_pi_prev, ~succ, alpha)
+    out = (1 - alpha) * (d_f - d_s)
+    return np.where(np.isnan(out), 0.0, out)
+
+
+def anchor_of(variant: str, log_pi_ref, log_pi_prev, alpha=None) -> np.ndarray:
+    if variant in ("grpo", "dr_grpo"):
+        return log_pi_ref
+    if variant in ("mirror", "mirror_dr"):
+        return log_pi_prev
+    if variant in ("two_kl", "two_kl_dr"):
+        return two_kl_anchor(log_pi_ref, log_pi_prev, alpha)
+    raise ValueError(f"unknown variant {variant!r}")
+
+
+def gibbs_step(
+    log_anchor: np.ndarray,
+    reward: np.ndarray,
+    p_prev: np.ndarray,
+    beta: float,
+    eps: float,
+    mean_only: bool,
+) -> np.ndarray:
+    """Thm 8: log pi_n = log anchor + a/beta - log Z."""
+    a = advantage_table(reward, p_prev, eps, mean_only)
+    return log_normalise(log_anchor + a / beta)
+
+
+def exact_iterations(
+    problem: Problem,
+    variant: str,
+    beta: float,
+    eps: float,
+    n_iter: int,
+    alpha: float | None = None,
+    log_pi0: np.ndarray | None = None,
+) -> dict:
+    """Closed-form iterates pi_0..pi_n (pi_0 = pi_ref unless log_pi0 is given).
+
+    Returns log_pi (n+1, Q, K), p (n+1, Q) and delta_r (n, Q) (Delta_R of step n; zeros unless
+    two-KL)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}")
+    mean_only = variant in dyn.MEAN_ONLY
+    two_kl = variant in ("two_kl", "two_kl_dr")
+    log_pi = problem.log_pi_ref if log_pi0 is None else log_pi0
+    out = np.empty((n_iter + 1,) + problem.shape)
+    dr = np.zeros((n_iter, problem.shape[0]))
+    out[0] = log_pi
+    for n in range(1, n_iter + 1):
+        p_prev = pos(log_pi, problem.reward)
+        if two_kl:
+            dr[n - 1] = delta_r(problem.log_pi_ref, log_pi, problem.reward, alpha)
+        anchor = anchor_of(variant, problem.log_pi_ref, log_pi, alpha)
+        log_pi = gibbs_step(anchor, problem.reward, p_prev, beta, eps, mean_only)
+        out[n] = log_pi
+    return dict(log_pi=out, p=pos(out, problem.reward), delta_r=dr)
+
+
+def scalar_pos(
+    problem: Problem,
+    variant: str,
+    beta: float,
+    eps: float,
+    n_iter: int,
+    alpha: float | None = None,
+    p0: np.ndarray | None = None,
+    delta_r_seq: np.ndarray | None = None,
+) -> np.ndarray:
+    """The scalar recurrence of `variant` for every prompt (n+1, Q), Delta_R supplied per step."""
+    dr = 0.0 if delta_r_seq is None else delta_r_seq
+    return dyn.recurrence(
+        variant,
+        problem.p_ref,
+        beta,
+        eps,
+        n_iter,
+        p0=problem.p_ref if p0 is None else p0,
+        alpha=alpha,
+        delta_r=dr,
+    )
+
+
+# ------------------------------------------------------------- independent optimiser (Newton)
+def _kl_terms(variant: str, log_pi_ref, log_pi_prev, alpha):
+    """[(coefficient, log anchor)] of beta * sum_j c_j KL(pi || anchor_j) as the paper writes it."""
+    if variant in ("grpo", "dr_grpo"):
+        return [(1.0, log_pi_ref)]
+    if variant in ("mirror", "mirror_dr"):
+        return [(1.0, log_pi_prev)]
+    return [(alpha, log_pi_ref), (1.0 - alpha, log_pi_prev)]
+
+
+def objective(pi: np.ndarray, adv: np.ndarray, kl_terms, beta: float) -> np.ndarray:
+    """Per-prompt J(pi) = E_pi a - beta sum_j c_j KL(pi || anchor_j) (the paper's objective)."""
+    with np.errstate(divide="ignore"):
+        lp = np.log(pi)
+    val = np.sum(pi * adv, axis=-1)
+    for c, la in kl_terms:
+        val = val - beta * c * np.sum(np.where(pi > 0, pi * (lp - la), 0.0), axis=-1)
+    return val
+
+
+def maximise_objective(
+    adv: np.ndarray, kl_terms, beta: float, pi0: np.ndarray, tol: float = 1e-26, max_iter: int = 500
+) -> np.ndarray:
+    """argmax over the simplex of J(pi) (strictly concave), every prompt at once, by damped Newton
+    with the equality constraint sum pi = 1 (exact Hessian -beta sum_j c_j diag(1/pi)),
+    a fraction-to-boundary rule keeping pi > 0 (entries below 1e-200, which weigh nothing in
+    J or in L1, are floored at the smallest normal float instead) and backtracking on J.
+    Returns log pi."""
+    pi = pi0.copy()
+    csum = sum(c for c, _ in kl_terms)
+    steps = 0.5 ** np.arange(60)
+    rows = np.arange(pi.shape[0])
+    for _ in range(max_iter):
+        lp = np.log(pi)
+        grad = adv.copy()
+        for c, la in kl_terms:
+            grad = grad - beta * c * (lp - la + 1.0)
+        nu = np.sum(pi * grad, axis=-1, keepdims=True)  # multiplier of sum pi = 1
+        d = pi * (grad - nu) / (beta * csum)  # Newton step, sum d = 0
+        decrement = np.sum(d * (grad - nu), axis=-1)  # Newton decrement^2 (>= 0)
+        if np.max(decrement) <= tol:
+            break
+        with np.errstate(
+            divide="ignore", invalid="ignore"
+        ):  # entries below 1e-200 may hit the floor
+            room = np.where((d < 0) & (pi > 1e-200), -pi / d, np.inf).min(axis=-1)
+        t_max = np.minimum(1.0, 0.99 * room)
+        cand = pi[None] + (steps[:, None] * t_max[None])[..., None] * d[None]
+        cand = np.maximum(cand, np.finfo(float).tiny)
+        cand = cand / cand.sum(axis=-1, keepdims=True)
+        val = objective(pi, adv, kl_terms, beta)
+        vals = objective(cand, adv, kl_terms, beta)  # (steps, Q)
+        ok = vals >= val[None] - 1e-15 * (1 + np.abs(val[None]))
+        first = np.where(ok.any(axis=0), ok.argmax(axis=0), len(steps) - 1)
+        pi = np.where((decrement > tol)[:, None], cand[first, rows], pi)
+    return np.log(pi)
+
+
+def optimiser_iterations(
+    problem: Problem,
+    variant: str,
+    beta: float,
+    eps: float,
+    n_iter: int,
+    alpha: float | None = None,
+    log_pi0: np.ndarray | None = None,
+) -> np.ndarray:
+    """Iterates of the independent optimiser, chained on its own previous iterate and PoS
+    (log pi, shape (n+1, Q, K)); never uses the closed form."""
+    mean_only = variant in dyn.MEAN_ONLY
+    log_pi = problem.log_pi_ref if log_pi0 is None else log_pi0
+    out = np.empty((n_iter + 1,) + problem.shape)
+    out[0] = log_pi
+    for n in range(1, n_iter + 1):
+        p_prev = pos(log_pi, problem.reward)
+        adv = advantage_table(problem.reward, p_prev, eps, mean_only)
+        terms = _kl_terms(variant, problem.log_pi_ref, log_pi, alpha)
+        log_pi = maximise_objective(adv, terms, beta, pi0=np.exp(log_pi))
+        out[n] = log_pi
+    return out
+
+
+def l1_distance(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    """sum_o |p(o) - q(o)| per prompt (axis -1); TV = L1 / 2."""
+    return np.sum(np.abs(np.exp(log_p) - np.exp(log_q)), axis=-1)

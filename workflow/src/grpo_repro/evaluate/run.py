@@ -1,0 +1,268 @@
+"""Evaluation of one policy checkpoint (Sec. 6): n samples per prompt, success rate per prompt.
+
+For each prompt q the table holds the number of correct samples under the strict reward (number
+after ####, the reward GRPO trains on) and under the lenient one (last number), the estimate
+p_hat(q) = successes / samples and its Wilson 95% interval.
+
+Seeds: prompt q of (variant, step, split) is sampled with its own generator seeded with
+derive_seed(seed, "eval", variant, step, split, prompt_id), so a rerun reproduces the table exactly.
+
+Resumable: prompts are processed in chunks of fixed boundaries (chunk_prompts, counted from the
+first prompt); each finished chunk is appended to `<output>.partial.jsonl` (first line: a
+fingerprint of model weights, decoding settings, seeds and prompts). A killed job restarts from
+the completed chunks of a partial file whose fingerprint matches, and yields the identical table.
+Outputs are written atomically (temporary file + os.replace) and the partial file is then removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from grpo_repro import io
+from grpo_repro.data.sets import read_prompts
+from grpo_repro.evaluate import partial
+from grpo_repro.evaluate.scoring import build_table, score_chunk
+from grpo_repro.provenance import versions
+from grpo_repro.sampler.params import SamplingParams
+from grpo_repro.seeds import derive_seed
+
+# ------------------------------------------------------------------------------------------ inputs
+
+
+def prompt_seeds(records, seed: int, variant: str, step: int, split: str) -> list[int]:
+    return [
+        derive_seed(int(seed), "eval", str(variant), int(step), str(split), r["prompt_id"])
+        for r in records
+    ]
+
+
+def write_outputs(
+    df: pd.DataFrame, meta: dict, csv_path: str | Path, json_path: str | Path
+) -> None:
+    """Table and sidecar, each atomically; the partial file of the table is removed afterwards."""
+    io.write_json(json_path, meta)
+    io.write_csv(csv_path, df)
+    partial.partial_path_for(csv_path).unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------------------------------ evaluation
+
+
+def evaluate_records(
+    sampler,
+    records: list[dict],
+    *,
+    samples: int,
+    params: SamplingParams,
+    seed: int,
+    variant: str,
+    step: int,
+    split: str,
+    model_sha256: str = "",
+    chunk_prompts: int | None = None,
+    partial_path: str | Path | None = None,
+    progress: bool = True,
+    max_chunks: int | None = None,
+):
+    """Evaluate `records` ({prompt_id, prompt, gold}); returns (table DataFrame, metadata dict).
+
+    `max_chunks` stops after that many newly computed chunks (tests: a simulated kill) and returns
+    (None, None)."""
+    from tqdm import tqdm
+
+    if not records:
+        raise ValueError(f"no prompts to evaluate for split {split!r}")
+    chunk_prompts = int(chunk_prompts or getattr(sampler, "batch_prompts", 32))
+    seeds = prompt_seeds(records, seed, variant, step, split)
+    ids_hash = hashlib.sha256(
+        "\n".join(
+            r["prompt_id"] + "\t" + r["prompt"] + "\t" + str(r["gold"]) for r in records
+        ).encode()
+    ).hexdigest()
+    settings = {
+        "model_sha256": model_sha256,
+        "decoding": params.as_dict(),
+        "samples": int(samples),
+        "seed": int(seed),
+        "variant": variant,
+        "step": int(step),
+        "split": split,
+        "prompts_sha256": ids_hash,
+        "chunk_prompts": chunk_prompts,
+        "backend": getattr(sampler, "backend", "?"),
+    }
+    fingerprint = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
+    bounds = [
+        (s, min(s + chunk_prompts, len(records))) for s in range(0, len(records), chunk_prompts)
+    ]
+
+    done = partial.read_partial(Path(partial_path), fingerprint) if partial_path else {}
+    done = {i: c for i, c in done.items() if i < len(bounds)}
+    resumed = sorted(done)
+    fh = None
+    if partial_path:
+        partial_path = Path(partial_path)
+        partial_path.parent.mkdir(parents=True, exist_ok=True)
+        # rewritten (atomically) from the chunks kept, so a line cut by a kill never precedes new ones
+        lines = [{"fingerprint": fingerprint, "settings": settings}] + [done[i] for i in resumed]
+        partial.rewrite(partial_path, lines)
+        fh = open(partial_path, "a")
+
+    total = len(records) * samples
+    initial = sum(len(done[i]["rows"]) for i in done) * samples
+    bar = tqdm(
+        total=total,
+        initial=initial,
+        unit="sample",
+        desc=f"eval {variant} step {step} {split}",
+        disable=not progress,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        mininterval=0.5 if sys.stderr.isatty() else 15,
+    )
+    t0, new_tokens, new_samples, computed = time.perf_counter(), 0, 0, 0
+    try:
+        for i, (a, b) in enumerate(bounds):
+            if i in done:
+                continue
+            if max_chunks is not None and computed >= max_chunks:
+                return None, None
+            chunk = records[a:b]
+            out = sampler.sample(
+                [r["prompt"] for r in chunk], samples, params, seeds[a:b], progress=bar.update
+            )
+            rows = score_chunk(chunk, out)
+            rec = {
+                "chunk": i,
+                "rows": rows,
+                "examples": [
+                    {"prompt_id": chunk[j]["prompt_id"], "completions": out.texts[j][:3]}
+                    for j in range(min(2, len(chunk)))
+                ],
+            }
+            if fh is not None:
+                partial.append_line(fh, rec)
+            done[i] = rec
+            computed += 1
+            new_tokens += out.n_tokens
+            new_samples += len(chunk) * samples
+            elapsed = time.perf_counter() - t0
+            bar.set_postfix(tok_s=f"{new_tokens / max(elapsed, 1e-9):.0f}", refresh=False)
+    finally:
+        bar.close()
+        if fh is not None:
+            fh.close()
+    seconds = time.perf_counter() - t0
+
+    rows = [row for i in range(len(bounds)) for row in done[i]["rows"]]
+    df = build_table(rows, variant, split, step)
+    n_tok = int(sum(r["tokens"] for r in rows))
+    meta = {
+        **settings,
+        "n_prompts": len(records),
+        "mean_p_hat": float(df["p_hat"].mean()),
+        "mean_p_hat_lenient": float(df["p_hat_lenient"].mean()),
+        "se_mean_p_hat": float(df["p_hat"].std(ddof=1) / np.sqrt(len(df))) if len(df) > 1 else None,
+        "mean_completion_tokens": n_tok / (len(rows) * samples),
+        "truncated_fraction": float(df["truncated"].sum() / (len(rows) * samples)),
+        "seed_scheme": "torch.Generator per prompt, seed = derive_seed(seed, 'eval', variant, step, "
+        "split, prompt_id) (sha256); inverse-CDF sampling from its uniforms",
+        "timing": {
+            "seconds": seconds,
+            "resumed_chunks": resumed,
+            "computed_chunks": computed,
+            "samples_per_s": new_samples / seconds if seconds > 0 and new_samples else None,
+            "tokens_per_s": new_tokens / seconds if seconds > 0 and new_tokens else None,
+        },
+        "sampler": {
+            "batch_prompts": getattr(sampler, "batch_prompts", None),
+            "cache": getattr(sampler, "cache_mode", None),
+        },
+        "examples": [e for i in range(min(1, len(bounds))) for e in done[i].get("examples", [])],
+        "versions": versions(),
+    }
+    return df, meta
+
+
+def run_checkpoint_eval(
+    model_dir: str | Path,
+    settings: dict,
+    variant: str,
+    step: int,
+    data: dict[str, str | Path],
+    outputs: dict[str, tuple[str | Path, str | Path]],
+    threads: int = 1,
+    progress: bool = True,
+    device: str | None = None,
+) -> dict:
+    """Evaluate one model on every split of `data` ({split: jsonl}), writing outputs[split] =
+    (csv, json). `settings`: seed, eval (the config section), temperature (resolved) and bf16.
+    Returns {split: mean strict p_hat}. The rule evaluate_checkpoint."""
+    import torch
+
+    from grpo_repro.models import load_policy, model_hash
+    from grpo_repro.sampler.factory import make_sampler
+
+    torch.set_num_threads(max(1, int(threads)))
+    ecfg = settings["eval"]
+    params = SamplingParams(
+        temperature=float(settings["temperature"]),
+        top_p=float(ecfg["top_p"]),
+        top_k=int(ecfg["top_k"]),
+        max_new_tokens=int(ecfg["max_new_tokens"]),
+    )
+    if device is None:
+        device = "cuda" if ecfg["backend"] == "vllm" or torch.cuda.is_available() else "cpu"
+    t_load = time.perf_counter()
+    dtype = "bfloat16" if settings["bf16"] and str(device).startswith("cuda") else "float32"
+    model, tokenizer = load_policy(
+        model_dir, dtype=dtype, device="cpu" if ecfg["backend"] == "vllm" else device
+    )
+    sampler = make_sampler(
+        ecfg["backend"],
+        model,
+        tokenizer,
+        model_path=model_dir,
+        batch_prompts=int(ecfg["batch_prompts"]),
+    )
+    digest = model_hash(model_dir)
+    load_s = time.perf_counter() - t_load
+    summary = {}
+    for split, path in data.items():
+        csv_path, json_path = outputs[split]
+        records = read_prompts(path)  # validated: file and line named on bad input
+        df, meta = evaluate_records(
+            sampler,
+            records,
+            samples=int(ecfg["samples"]),
+            params=params,
+            seed=int(settings["seed"]),
+            variant=variant,
+            step=int(step),
+            split=split,
+            model_sha256=digest,
+            partial_path=partial.partial_path_for(csv_path),
+            progress=progress,
+        )
+        meta.update(
+            model_dir=str(model_dir),
+            data=str(path),
+            threads=int(threads),
+            model_load_seconds=load_s,
+        )
+        write_outputs(df, meta, csv_path, json_path)
+        summary[split] = meta["mean_p_hat"]
+        print(
+            f"[evaluate] {variant} step {step} {split}: mean p_hat {meta['mean_p_hat']:.4f} "
+            f"(lenient {meta['mean_p_hat_lenient']:.4f}), {meta['timing']['seconds']:.1f}s, "
+            f"{meta['timing']['tokens_per_s'] or 0:.0f} tokens/s",
+            file=sys.stderr,
+        )
+    return summary

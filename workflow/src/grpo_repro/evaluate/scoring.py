@@ -1,0 +1,60 @@
+"""Per-prompt evaluation table of one checkpoint (Sec. 6): successes / samples under the strict
+reward (the one GRPO trains on) and the lenient one, with Wilson 95% intervals."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from grpo_repro import reward
+from grpo_repro.stats import wilson
+
+TABLE_COLUMNS = [
+    "variant",
+    "split",
+    "step",
+    "prompt_id",
+    "successes",
+    "samples",
+    "p_hat",
+    "ci_low",
+    "ci_high",
+    "successes_lenient",
+    "p_hat_lenient",
+    "ci_low_lenient",
+    "ci_high_lenient",
+    "mean_tokens",
+    "truncated",
+]
+
+
+def score_chunk(records, out) -> list[dict]:
+    """Per-prompt counts of one chunk from a SampleOutput."""
+    rows = []
+    for i, rec in enumerate(records):
+        texts = out.texts[i]
+        rows.append(
+            {
+                "prompt_id": rec["prompt_id"],
+                "successes": sum(reward.is_correct(t, rec["gold"], "strict") for t in texts),
+                "successes_lenient": sum(
+                    reward.is_correct(t, rec["gold"], "lenient") for t in texts
+                ),
+                "samples": len(texts),
+                "tokens": int(out.lengths[i].sum()),
+                "truncated": int((~out.finished[i]).sum()),
+            }
+        )
+    return rows
+
+
+def build_table(rows: list[dict], variant: str, split: str, step: int) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    k, n = df["successes"].to_numpy(), df["samples"].to_numpy()
+    kl = df["successes_lenient"].to_numpy()
+    df["p_hat"] = k / n
+    df["ci_low"], df["ci_high"] = wilson(k, n)
+    df["p_hat_lenient"] = kl / n
+    df["ci_low_lenient"], df["ci_high_lenient"] = wilson(kl, n)
+    df["mean_tokens"] = df["tokens"] / n
+    df["variant"], df["split"], df["step"] = variant, split, int(step)
+    return df[TABLE_COLUMNS]

@@ -1,0 +1,261 @@
+"""Theory overlay: the probability-of-success recurrence each variant obeys (Sec. 3-5), started at
+every prompt's measured p_ref, beside the measured checkpoints.
+
+Recurrences (logit coordinates x = logit p, grpo_repro.dynamics):
+  grpo      (Thm 2)  x_n = logit p_ref + Omega(p_{n-1})/beta, Omega(p) = 1/sqrt(p(1-p)+eps)
+  mirror    (Thm 5)  x_n = x_{n-1}     + Omega(p_{n-1})/beta        -> p_n -> 1
+  dr_grpo   (Sec. 5) x_n = logit p_ref + 1/beta                     (fixed point after one step)
+  mirror_dr (Sec. 5) x_n = logit p_ref + n/beta                     -> p_n -> 1
+beta and eps are the training run's own (results/train/{variant}/run.json, key "config").
+
+Checkpoints are NOT iterations. One iteration of the paper is an exact KL-regularised argmax with
+the advantage weights frozen at p_{n-1}; TRL instead takes mu (num_iterations) gradient steps on
+each sampled batch, and a prompt is only revisited every n_epoch_prompts / prompts_per_step
+batches, so a checkpoint is a partially optimised, parametric iterate (App. F, Thm 10:
+|p~_n - p*| <= 2 delta* asymptotically). The overlay therefore compares
+  * the measured last checkpoint with the predicted limit (fixed point / n -> infinity), and
+  * the measured trajectory at checkpoint k = 1, 2, ... with the iterate n = k (a convention),
+and records `nominal_iterations` = (step / mu) * prompts_per_step / n_epoch_prompts, the number of
+sampled batches that contained a given training prompt by that step (an upper bound on the number
+of advantage refreshes it received; test prompts are never trained on).
+
+Spearman correlations are computed on predicted logits (rank-equivalent to p, without the
+saturation of p at 1.0 in floating point). For dr_grpo and mirror_dr the prediction is an
+increasing function of p_ref, so its rank correlation with the measured final p equals that of
+p_ref itself (column spearman_p_ref, the baseline); grpo and mirror iterates are not monotone in
+p_ref (Omega = 1/sqrt(p(1-p)+eps) gives rare successes the largest first step); for mirror variants
+the limit is 1 for every interior prompt and only separates p_ref = 0 from the rest.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+from scipy.stats import spearmanr
+
+from grpo_repro.dynamics import fixed_points as fp
+from grpo_repro.dynamics import maps as dynamics
+from grpo_repro.report.tables import final_rows, select_prompts, with_reference
+
+#: iterations used when a grpo limit is not a unique stable fixed point
+N_LIMIT = 10_000
+
+
+def _logit(p):
+    with np.errstate(divide="ignore"):
+        p = np.asarray(p, float)
+        return np.log(p) - np.log1p(-p)
+
+
+def iterates_logit(variant: str, p_ref, beta: float, eps: float, n_iter: int) -> np.ndarray:
+    """Predicted logits x_0..x_{n_iter} (axis 0 = n) from p_0 = p_ref (array of prompts)."""
+    return dynamics.recurrence(
+        variant, np.asarray(p_ref, float), beta, eps, n_iter, return_logits=True
+    )
+
+
+def limit_logit(variant: str, p_ref, beta: float, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """(logit of the predicted limit, converged flag) for each p_ref.
+
+    grpo: the unique stable fixed point of h (grpo_repro.fixed_points); otherwise the iterate
+    N_LIMIT from p_ref, flagged unconverged if it still moves (e.g. a 2-cycle). dr_grpo: the
+    fixed point logit p_ref + 1/beta. mirror, mirror_dr: p -> 1 (+inf) for interior p_ref.
+    p_ref = 0 stays 0 and p_ref = 1 stays 1 for every variant.
+    """
+    p_ref = np.asarray(p_ref, float)
+    x_ref = _logit(p_ref)
+    out = np.empty_like(p_ref)
+    conv = np.ones(p_ref.shape, bool)
+    if variant in ("mirror", "mirror_dr"):
+        out[:] = np.where(p_ref > 0, np.inf, -np.inf)
+    elif variant == "dr_grpo":
+        out[:] = np.where(np.isinf(x_ref), x_ref, x_ref + 1.0 / beta)
+    elif variant == "grpo":
+        for u in np.unique(p_ref):
+            sel = p_ref == u
+            if u in (0.0, 1.0):
+                out[sel] = _logit(u)
+                continue
+            pts = fp.fixed_points(beta, float(u), eps)
+            stable = [q for q in pts if q.stable]
+            if len(pts) == 1 and stable:
+                out[sel] = stable[0].logit_p_star
+            else:
+                xs = iterates_logit("grpo", np.array([u]), beta, eps, N_LIMIT)[:, 0]
+                out[sel] = xs[-1]
+                conv[sel] = abs(xs[-1] - xs[-2]) <= 1e-9 * max(1.0, abs(xs[-1]))
+    else:
+        raise ValueError(f"no overlay recurrence for variant {variant!r}")
+    return out, conv
+
+
+def train_params(run_config: dict) -> dict:
+    t = run_config["train"]
+    return {
+        "beta": float(t["beta"]),
+        "eps": float(t["smoothing_eps"]),
+        "advantage": t["advantage"],
+        "mu": int(t["num_iterations"]),
+        "prompts_per_step": int(t["prompts_per_step"]),
+    }
+
+
+def note(variant: str, advantage: str) -> str:
+    if advantage == "trl" and variant in ("grpo", "mirror"):
+        return (
+            "trained with TRL's (r-mean)/(std+1e-4) advantage, not eq. (4): the recurrence with "
+            "eps = smoothing_eps is an approximation"
+        )
+    return ""
+
+
+def overlay_trajectories(
+    long: pd.DataFrame, run_configs: dict, n_epoch_prompts: int, n_select: int, seed: int
+) -> pd.DataFrame:
+    """Measured p at every checkpoint beside the predicted iterate n = checkpoint index and the
+    predicted limit, for every prompt; `selected` marks the seeded trajectory prompts."""
+    df = with_reference(long)
+    parts = []
+    for (variant, split), g in df.groupby(["variant", "split"], sort=True):
+        tp = train_params(run_configs[variant])
+        g = g.sort_values(["prompt_id", "step"]).copy()
+        ref = g[g["step"] == 0].set_index("prompt_id")["p_ref"]
+        n_iter = int(g["checkpoint"].max())
+        xs = iterates_logit(variant, ref.to_numpy(), tp["beta"], tp["eps"], n_iter)
+        xl, conv = limit_logit(variant, ref.to_numpy(), tp["beta"], tp["eps"])
+        pos = {pid: i for i, pid in enumerate(ref.index)}
+        col = g["prompt_id"].map(pos).to_numpy()
+        k = g["checkpoint"].to_numpy()
+        g["pred_logit_iter"] = xs[k, col]
+        g["p_pred_iter"] = expit(g["pred_logit_iter"])
+        g["pred_logit_limit"] = xl[col]
+        g["p_pred_limit"] = expit(g["pred_logit_limit"])
+        g["limit_converged"] = conv[col]
+        g["nominal_iterations"] = g["step"] / tp["mu"] * tp["prompts_per_step"] / n_epoch_prompts
+        chosen = set(select_prompts(ref.index, n_select, seed, split))
+        g["selected"] = g["prompt_id"].isin(chosen)
+        g["beta"], g["smoothing_eps"], g["advantage"] = tp["beta"], tp["eps"], tp["advantage"]
+        parts.append(g)
+    cols = [
+        "variant",
+        "split",
+        "prompt_id",
+        "step",
+        "checkpoint",
+        "nominal_iterations",
+        "p_hat",
+        "ci_low",
+        "ci_high",
+        "successes",
+        "samples",
+        "p_ref",
+        "successes_ref",
+        "pred_logit_iter",
+        "p_pred_iter",
+        "pred_logit_limit",
+        "p_pred_limit",
+        "limit_converged",
+        "selected",
+        "beta",
+        "smoothing_eps",
+        "advantage",
+    ]
+    return pd.concat(parts, ignore_index=True)[cols]
+
+
+def overlay_curves(run_configs: dict, variants, n_iter: int, n_grid: int = 201) -> pd.DataFrame:
+    """Predicted p after 1 iteration, after n_iter iterations and in the limit, on a p_ref grid."""
+    grid = np.linspace(0.0, 1.0, n_grid)
+    rows = []
+    for v in variants:
+        tp = train_params(run_configs[v])
+        xs = iterates_logit(v, grid, tp["beta"], tp["eps"], max(1, n_iter))
+        xl, conv = limit_logit(v, grid, tp["beta"], tp["eps"])
+        rows.append(
+            pd.DataFrame(
+                {
+                    "variant": v,
+                    "p_ref": grid,
+                    "p_iter_1": expit(xs[1]),
+                    "n_iter": n_iter,
+                    "p_iter_n": expit(xs[n_iter]),
+                    "p_limit": expit(xl),
+                    "limit_converged": conv,
+                    "beta": tp["beta"],
+                    "smoothing_eps": tp["eps"],
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True)
+
+
+def _spearman(a, b) -> tuple[float, float]:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) < 3 or np.unique(a).size < 2 or np.unique(b).size < 2:
+        return float("nan"), float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = spearmanr(a, b)
+    return float(r.statistic), float(r.pvalue)
+
+
+def overlay_summary(traj: pd.DataFrame) -> pd.DataFrame:
+    """Per (variant, split): fraction amplified (final p > p_ref) measured vs predicted, whether the
+    p_ref = 0 prompts stayed at 0, Spearman correlations and mean absolute gaps."""
+    rows = []
+    fin = final_rows(traj)
+    for (variant, split), f in fin.groupby(["variant", "split"], sort=True):
+        t = traj[(traj["variant"] == variant) & (traj["split"] == split)]
+        p_ref, p_fin = f["p_ref"].to_numpy(), f["p_hat"].to_numpy()
+        x_lim, x_it = f["pred_logit_limit"].to_numpy(), f["pred_logit_iter"].to_numpy()
+        x_ref = _logit(p_ref)
+        zero = f["successes_ref"].to_numpy() == 0
+        interior = (p_ref > 0) & (p_ref < 1)
+        rho_lim, p_lim = _spearman(x_lim, p_fin)
+        rho_it, p_it = _spearman(x_it, p_fin)
+        rho_ref, _ = _spearman(p_ref, p_fin)
+        early = t[(t["checkpoint"] >= 1) & (t["checkpoint"] <= 3)]
+        rows.append(
+            {
+                "variant": variant,
+                "split": split,
+                "final_step": int(f["step"].iloc[0]),
+                "final_checkpoint": int(f["checkpoint"].iloc[0]),
+                "nominal_iterations_final": float(f["nominal_iterations"].iloc[0]),
+                "n_prompts": len(f),
+                "n_interior": int(interior.sum()),
+                "frac_amplified_measured": float(np.mean(p_fin > p_ref)),
+                "frac_amplified_predicted": float(np.mean(x_lim > x_ref)),
+                "frac_amplified_measured_interior": float(
+                    np.mean(p_fin[interior] > p_ref[interior])
+                )
+                if interior.any()
+                else float("nan"),
+                "n_ref_zero": int(zero.sum()),
+                "n_ref_zero_stayed_zero": int((f["successes"].to_numpy()[zero] == 0).sum()),
+                "frac_ref_zero_stayed_zero": float(np.mean(f["successes"].to_numpy()[zero] == 0))
+                if zero.any()
+                else float("nan"),
+                "predicted_ref_zero_stays_zero": True,
+                "spearman_limit": rho_lim,
+                "spearman_limit_pvalue": p_lim,
+                "spearman_iter": rho_it,
+                "spearman_iter_pvalue": p_it,
+                "spearman_p_ref": rho_ref,
+                "mean_abs_gap_limit": float(np.mean(np.abs(p_fin - expit(x_lim)))),
+                "mean_abs_gap_iter_1to3": float(
+                    np.mean(np.abs(early["p_hat"] - early["p_pred_iter"]))
+                )
+                if len(early)
+                else float("nan"),
+                "limit_converged_all": bool(f["limit_converged"].all()),
+                "beta": float(f["beta"].iloc[0]),
+                "smoothing_eps": float(f["smoothing_eps"].iloc[0]),
+                "advantage": f["advantage"].iloc[0],
+                "note": note(variant, f["advantage"].iloc[0]),
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,153 @@
+"""Evaluation tables -> one long data frame (Sec. 6: per-question success rate = successes / samples).
+
+Layout read: results/evaluate/{variant}/{split}/step_{N}.csv for N > 0 and results/evaluate/ref/{split}/step_0.csv
+(pi_ref, evaluated once and shared by every variant). The long frame has one row per
+(variant, split, step, prompt_id); the reference rows are repeated under every variant at step 0
+(column `source` = "ref") so that each variant's trajectory starts at pi_ref.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from grpo_repro.report import EVAL_COLUMNS
+
+REF = "ref"
+KEY = ["variant", "split", "step", "prompt_id"]
+LONG_COLUMNS = ["variant", "split", "step", "checkpoint", "source", *EVAL_COLUMNS]
+
+
+def eval_path(results: str, variant: str, split: str, step: int) -> str:
+    """Path of one evaluation table; step 0 is pi_ref's table under evaluate/ref/."""
+    who = REF if int(step) == 0 else variant
+    return f"{results}/evaluate/{who}/{split}/step_{int(step)}.csv"
+
+
+def eval_entries(results: str, variants, splits, steps) -> list[dict]:
+    """(variant, split, step, path) of every table the stage reads; the ref table once per split."""
+    out = []
+    for split in splits:
+        out.append(
+            {"variant": REF, "split": split, "step": 0, "path": eval_path(results, REF, split, 0)}
+        )
+        for variant in variants:
+            for step in steps:
+                if int(step) > 0:
+                    out.append(
+                        {
+                            "variant": variant,
+                            "split": split,
+                            "step": int(step),
+                            "path": eval_path(results, variant, split, step),
+                        }
+                    )
+    return out
+
+
+def read_eval_table(path: str | Path) -> pd.DataFrame:
+    """One evaluation table, checked: required columns, 0 <= successes <= samples, unique prompts."""
+    df = pd.read_csv(path, dtype={"prompt_id": str})
+    missing = [c for c in EVAL_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: missing columns {missing} (expected {list(EVAL_COLUMNS)})")
+    if df["prompt_id"].duplicated().any():
+        raise ValueError(f"{path}: duplicated prompt_id")
+    bad = (df["successes"] < 0) | (df["successes"] > df["samples"]) | (df["samples"] <= 0)
+    if bad.any():
+        raise ValueError(
+            f"{path}: need 0 <= successes <= samples and samples > 0 ({int(bad.sum())} rows)"
+        )
+    return df[list(EVAL_COLUMNS)]
+
+
+def load_long(entries: list[dict], variants, steps) -> pd.DataFrame:
+    """Long frame of every table in `entries`; ref rows copied under each variant at step 0.
+
+    Checks that every (variant, step) table of a split holds the same prompts as pi_ref's
+    (per-prompt pairing of checkpoints with the reference needs it).
+    """
+    steps = sorted(int(s) for s in steps)
+    index = {int(s): k for k, s in enumerate(steps)}
+    frames = []
+    ref_ids = {}
+    for e in entries:
+        df = read_eval_table(e["path"])
+        split = e["split"]
+        if e["variant"] == REF:
+            ref_ids[split] = set(df["prompt_id"])
+            for v in variants:
+                frames.append(df.assign(variant=v, split=split, step=0, source=REF))
+        else:
+            frames.append(
+                df.assign(
+                    variant=e["variant"], split=split, step=int(e["step"]), source="checkpoint"
+                )
+            )
+    long = pd.concat(frames, ignore_index=True)
+    for (split, variant, step), g in long.groupby(["split", "variant", "step"]):
+        if split in ref_ids and set(g["prompt_id"]) != ref_ids[split]:
+            raise ValueError(
+                f"eval {variant}/{split}/step_{step}: prompt set differs from pi_ref's"
+            )
+    long["checkpoint"] = long["step"].map(index)
+    if long["checkpoint"].isna().any():
+        raise ValueError("a table's step is not among the checkpoint steps")
+    long["checkpoint"] = long["checkpoint"].astype(int)
+    long = long[LONG_COLUMNS].sort_values(KEY, kind="stable").reset_index(drop=True)
+    return long
+
+
+def read_long(path: str | Path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype={"prompt_id": str})
+
+
+def with_reference(long: pd.DataFrame) -> pd.DataFrame:
+    """Adds p_ref and successes_ref (pi_ref's values of the same prompt) to every row."""
+    ref = (
+        long[long["step"] == 0]
+        .drop_duplicates(["split", "prompt_id"])[["split", "prompt_id", "p_hat", "successes"]]
+        .rename(columns={"p_hat": "p_ref", "successes": "successes_ref"})
+    )
+    return long.merge(ref, on=["split", "prompt_id"], how="left", validate="many_to_one")
+
+
+def final_rows(long: pd.DataFrame) -> pd.DataFrame:
+    """Rows of each (variant, split)'s last checkpoint."""
+    last = long.groupby(["variant", "split"])["step"].transform("max")
+    return long[long["step"] == last]
+
+
+def stable_seed(seed: int, *parts: str) -> list[int]:
+    """Seed sequence for numpy from the master seed and names (stable across Python runs)."""
+    return [int(seed)] + [zlib.crc32(str(p).encode()) for p in parts]
+
+
+def select_prompts(prompt_ids, n: int, seed: int, split: str) -> list[str]:
+    """Seeded random choice of n prompts (without replacement) of one split, in sorted id order."""
+    ids = sorted(set(map(str, prompt_ids)), key=_natural)
+    rng = np.random.default_rng(stable_seed(seed, "trajectories", split))
+    n = min(int(n), len(ids))
+    chosen = rng.choice(len(ids), size=n, replace=False)
+    return [ids[i] for i in sorted(chosen)]
+
+
+def _natural(s: str):
+    return (0, int(s), "") if s.lstrip("-").isdigit() else (1, 0, s)
+
+
+def trajectories(long: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """Per-prompt success rate along checkpoints for the seeded prompt selection of each split
+    (the same prompts under every variant); `ref_zero` marks prompts with p_ref_hat = 0."""
+    parts = []
+    for split, g in long.groupby("split"):
+        chosen = select_prompts(g["prompt_id"].unique(), n, seed, split)
+        parts.append(g[g["prompt_id"].isin(chosen)])
+    out = with_reference(pd.concat(parts, ignore_index=True))
+    out["ref_zero"] = out["successes_ref"] == 0
+    return out.sort_values(["split", "prompt_id", "variant", "step"], kind="stable").reset_index(
+        drop=True
+    )

@@ -1,0 +1,82 @@
+"""VLLMSampler: the HFSampler interface on vLLM (GPU), import-guarded (eval.backend: vllm)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from grpo_repro.sampler.params import SampleOutput, SamplingParams
+
+
+class VLLMSampler:
+    """The same interface on vLLM (GPU). Prompts go in as token ids of *our* tokenizer
+    (skip_tokenizer_init) and completions are decoded with it, so word-level organism tokenizers
+    work too; each prompt's request carries its own seed."""
+
+    backend = "vllm"
+
+    def __init__(
+        self,
+        model_path: str,
+        tokenizer,
+        dtype: str = "auto",
+        gpu_memory_utilization: float = 0.5,
+        eos_ids=None,
+        batch_prompts: int = 32,
+    ):
+        try:
+            from vllm import LLM
+        except ImportError as err:
+            raise ImportError(
+                "eval.backend=vllm needs vLLM on a CUDA machine: `pip install vllm` "
+                "(envs/gpu.txt), or set eval.backend: hf to use the batched transformers sampler"
+            ) from err
+        self.tokenizer = tokenizer
+        self.batch_prompts = int(batch_prompts)  # prompts per resumable chunk (vLLM batches itself)
+        self.eos_ids = sorted(set(eos_ids or [tokenizer.eos_token_id]))
+        self.llm = LLM(
+            model=str(model_path),
+            dtype=dtype,
+            skip_tokenizer_init=True,
+            gpu_memory_utilization=gpu_memory_utilization,
+            trust_remote_code=False,
+        )
+
+    def sample(self, prompts, n, params: SamplingParams, seeds, progress=None) -> SampleOutput:
+        from vllm import SamplingParams as VParams
+
+        t0 = time.perf_counter()
+        ids = self.tokenizer(prompts, padding=False)["input_ids"]
+        requests = [{"prompt_token_ids": x} for x in ids]
+        sp = [
+            VParams(
+                n=n,
+                temperature=params.temperature,
+                top_p=params.top_p,
+                top_k=params.top_k if params.top_k > 0 else -1,
+                max_tokens=params.max_new_tokens,
+                seed=int(s) % (2**31),
+                stop_token_ids=self.eos_ids,
+                detokenize=False,
+            )
+            for s in seeds
+        ]
+        results = self.llm.generate(requests, sp, use_tqdm=False)
+        texts, lengths, finished = [], [], []
+        for res in results:
+            outs = res.outputs
+            toks = [
+                list(o.token_ids) for o in outs
+            ]  # the stop token, when emitted, is the last one
+            texts.append(self.tokenizer.batch_decode(toks, skip_special_tokens=True))
+            lengths.append([len(t) for t in toks])
+            finished.append([o.finish_reason == "stop" for o in outs])
+        if progress is not None:
+            progress(len(prompts) * n)
+        return SampleOutput(
+            texts,
+            np.array(lengths).reshape(len(prompts), n),
+            np.array(finished).reshape(len(prompts), n),
+            {"seconds": time.perf_counter() - t0},
+        )

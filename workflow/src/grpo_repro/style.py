@@ -1,0 +1,147 @@
+"""Shared matplotlib style of every figure of the pipeline (Fig 1-5 and the beyond-the-paper plots).
+
+API:
+    apply_style()                 Agg backend + one set of rcParams (call once per plot script)
+    variant_color(v), variant_label(v), VARIANT_COLORS, VARIANT_LABELS
+                                  one colour and display name per GRPO variant
+                                  (grpo, mirror, dr_grpo, mirror_dr, two_kl, two_kl_dr)
+    STABLE / UNSTABLE             marker styles of stable / unstable fixed points and cycles
+    panel_grid(nrows, ncols)      figure + 2-D array of axes sized per panel
+    save_figure(fig, *paths, tight=True)
+                                  write PNG and PDF atomically (format from the suffix), close fig
+    fmt(x)                        a number as titles and labels print it (%g)
+Restyling happens here only; plot functions take their data from CSV files, so a style change
+never reruns a compute step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from grpo_repro.io import atomic_path
+
+VARIANT_COLORS = {
+    "grpo": "#1f77b4",  # blue
+    "mirror": "#d62728",  # red
+    "dr_grpo": "#2ca02c",  # green
+    "mirror_dr": "#ff7f0e",  # orange
+    "two_kl": "#9467bd",  # purple
+    "two_kl_dr": "#8c564b",  # brown
+}
+VARIANT_LABELS = {
+    "grpo": "GRPO",
+    "mirror": "Mirror GRPO",
+    "dr_grpo": "Dr. GRPO",
+    "mirror_dr": "Mirror Dr. GRPO",
+    "two_kl": "two-KL GRPO",
+    "two_kl_dr": "two-KL Dr. GRPO",
+}
+#: other recurring series
+SERIES_COLORS = {
+    "exact": "#000000",
+    "sgd": "#17becf",
+    "identity": "#7f7f7f",
+    "reference": "#bcbd22",
+}
+
+STABLE = dict(
+    marker="o",
+    markersize=6,
+    markerfacecolor="#000000",
+    markeredgecolor="#000000",
+    linestyle="none",
+    zorder=5,
+)
+UNSTABLE = dict(
+    marker="o",
+    markersize=6,
+    markerfacecolor="white",
+    markeredgecolor="#000000",
+    linestyle="none",
+    zorder=5,
+)
+
+RC = {
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "savefig.bbox": "tight",
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "lines.linewidth": 1.5,
+    "pdf.fonttype": 3,
+    "svg.hashsalt": "grpo_repro",
+}
+
+
+def fmt(x: float) -> str:
+    """A number as titles and labels print it: 0.2, 1e-05, 5."""
+    return f"{x:g}"
+
+
+def apply_style() -> None:
+    """Select the non-interactive backend and the shared rcParams."""
+    matplotlib.use("Agg")
+    plt.rcParams.update(RC)
+
+
+def variant_color(variant: str) -> str:
+    try:
+        return VARIANT_COLORS[variant]
+    except KeyError:
+        raise KeyError(
+            f"no colour for variant {variant!r}; known: {sorted(VARIANT_COLORS)}"
+        ) from None
+
+
+def variant_label(variant: str) -> str:
+    return VARIANT_LABELS.get(variant, variant)
+
+
+def shades(color: str, n: int, lo: float = 0.35, hi: float = 1.0) -> list:
+    """n shades of one colour, light to full (e.g. the two-KL variant for several alpha)."""
+    base = np.array(matplotlib.colors.to_rgb(color))
+    return [tuple(1 - t * (1 - base)) for t in np.linspace(lo, hi, n)]
+
+
+def panel_grid(nrows: int, ncols: int, panel: tuple[float, float] = (2.6, 2.1), **kw):
+    """Figure with nrows x ncols panels; axes always a 2-D array."""
+    kw.setdefault("squeeze", False)
+    kw.setdefault("constrained_layout", True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel[0] * ncols, panel[1] * nrows), **kw)
+    return fig, axes
+
+
+def save_figure(fig, *paths, tight: bool = True) -> None:
+    """Save `fig` to every path (format from the suffix: .png, .pdf), each atomically; close it.
+    tight=False keeps the figure's own margins (faster for large panel grids laid out by hand).
+    PDF metadata carry no creation date, so reruns give identical files."""
+    if not paths:
+        raise ValueError("save_figure needs at least one path")
+    try:
+        for path in paths:
+            fmt = Path(path).suffix.lstrip(".").lower()
+            meta = (
+                {"CreationDate": None}
+                if fmt == "pdf"
+                else {"Software": None}
+                if fmt == "png"
+                else None
+            )
+            with atomic_path(path) as tmp:
+                fig.savefig(tmp, format=fmt, metadata=meta, bbox_inches="tight" if tight else None)
+    finally:
+        plt.close(fig)

@@ -1,0 +1,165 @@
+"""Reference policy pi_ref of the organism (the analogue of Qwen2.5-0.5B-Instruct, Sec. 6): a small
+transformers Qwen2 causal LM (about 1.2M parameters by default), supervised fine-tuned with TRL's
+SFTTrainer on worked solutions (prompt/completion data, loss on the completion only, EOS appended).
+Stopped after a fixed number of steps chosen so that held-out success is partial.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from grpo_repro import io, provenance
+from grpo_repro.data.sets import read_prompts
+from grpo_repro.models import load_tokenizer, save_policy
+
+
+def build_model(
+    vocab_size: int,
+    hidden: int,
+    layers: int,
+    heads: int,
+    ffn: int,
+    pad_id: int,
+    bos_id: int,
+    eos_id: int,
+    max_len: int = 256,
+    seed: int = 0,
+):
+    """A randomly initialised Qwen2ForCausalLM with tied embeddings (the organism's policy)."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(seed)
+    cfg = Qwen2Config(
+        vocab_size=vocab_size,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        intermediate_size=ffn,
+        max_position_embeddings=max_len,
+        tie_word_embeddings=True,
+        pad_token_id=pad_id,
+        bos_token_id=bos_id,
+        eos_token_id=eos_id,
+    )
+    return Qwen2ForCausalLM(cfg)
+
+
+def train_reference(
+    records: list[dict],
+    prompts: list[str],
+    tokenizer,
+    model,
+    out_dir: str | Path,
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    threads: int | None = None,
+) -> list[dict]:
+    """SFT `model` on (prompt, answer) pairs (TRL state under out_dir); returns the log rows."""
+    import torch
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    if threads:
+        torch.set_num_threads(threads)
+    data = Dataset.from_dict({"prompt": prompts, "completion": [r["answer"] for r in records]})
+    # no truncation: the longest prompt + worked solution + EOS fits
+    longest = (
+        max(len(tokenizer(p + "\n" + r["answer"])["input_ids"]) for p, r in zip(prompts, records))
+        + 1
+    )
+    out_dir = Path(out_dir)
+    args = SFTConfig(
+        output_dir=str(out_dir / "_sft_work"),
+        max_steps=steps,
+        per_device_train_batch_size=batch,
+        learning_rate=lr,
+        lr_scheduler_type="cosine",
+        warmup_steps=min(30, steps // 10),
+        weight_decay=0.01,
+        max_length=longest,
+        completion_only_loss=True,
+        logging_steps=25,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        bf16=False,
+        seed=seed,
+        data_seed=seed,
+        dataloader_num_workers=0,
+        gradient_checkpointing=False,
+        disable_tqdm=True,
+    )
+    trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer)
+    trainer.train()
+    return [row for row in trainer.state.log_history if "loss" in row]
+
+
+def run(
+    train_path,
+    tokenizer_dir,
+    model_dir,
+    log_csv,
+    run_json,
+    seed: int,
+    organism: dict,
+    threads: int = 1,
+) -> dict:
+    """The rule train_reference: build the organism's model, SFT it on the training split, save
+    pi_ref (model + tokenizer + organism.json), its SFT log (CSV) and run record (JSON)."""
+    import torch
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    tok = load_tokenizer(tokenizer_dir)
+    records = read_prompts(train_path)
+    org = organism
+    model = build_model(
+        len(tok),
+        org["hidden"],
+        org["layers"],
+        org["heads"],
+        org["ffn"],
+        tok.pad_token_id,
+        tok.bos_token_id,
+        tok.eos_token_id,
+        seed=seed,
+    )
+    n_params = sum(p.numel() for p in model.parameters())
+    out = Path(model_dir)
+    t0 = time.time()
+    log = train_reference(
+        records,
+        [r["prompt"] for r in records],
+        tok,
+        model,
+        out.parent / "_sft_work",
+        org["sft_steps"],
+        org["sft_batch"],
+        org["sft_lr"],
+        seed,
+        threads,
+    )
+    seconds = time.time() - t0
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.generation_config.pad_token_id = tok.pad_token_id
+    save_policy(model, tok, out, marker={"organism": org, "parameters": n_params})
+    io.write_rows(log_csv, log)
+    config = {"seed": seed, "organism": org}
+    io.write_json(
+        run_json,
+        {
+            "stage": "train_reference",
+            "parameters": n_params,
+            "seconds": seconds,
+            **provenance.record(config, inputs=[train_path]),
+        },
+    )
+    summary = {"parameters": n_params, "sft_seconds": round(seconds, 1), "final": log[-1]}
+    print(json.dumps(summary))
+    return summary

@@ -1,0 +1,57 @@
+"""GRPO variants of the paper mapped onto TRL's GRPOConfig (Sec. 3-5, Thm 2, 4-5; Sec. 5 Dr. GRPO).
+
+| variant   | anchor of the KL         | advantage normalisation      | TRL settings                                   |
+|-----------|--------------------------|------------------------------|------------------------------------------------|
+| grpo      | pi_ref (Thm 1-2)         | mean + std (eq. 4)           | loss grpo, scale_rewards group (or paper's eq. 4) |
+| mirror    | previous policy (Thm 4-5)| mean + std                   | sync_ref_model, mixup alpha 1, sync every step |
+| dr_grpo   | pi_ref                   | mean only: A = r - p         | scale_rewards none, loss dr_grpo               |
+| mirror_dr | previous policy          | mean only                    | both of the above                              |
+
+Dr. GRPO in TRL also changes the token aggregation: loss_type dr_grpo divides the summed token
+losses by batch x max_completion_length instead of averaging over each completion's length (the
+Dr. GRPO paper's length-bias fix), so grpo vs dr_grpo differs in that too, not only in the
+advantage's normalisation (the paper's Sec. 5 analyses the advantage alone).
+
+Mirror in TRL: the reference model is overwritten by the policy after every optimizer step and the
+reference log-probs are taken when a batch is generated, so the anchor is the policy that sampled
+the batch. With num_iterations (mu) = 1 the policy equals that anchor at every gradient step and
+the KL term is exactly 0: mirror only acts with mu > 1.
+"""
+
+from __future__ import annotations
+
+VARIANTS = ("grpo", "mirror", "dr_grpo", "mirror_dr")
+
+
+def is_mirror(variant: str) -> bool:
+    return variant in ("mirror", "mirror_dr")
+
+
+def is_mean_only(variant: str) -> bool:
+    return variant in ("dr_grpo", "mirror_dr")
+
+
+def trl_settings(variant: str, advantage: str) -> dict:
+    """GRPOConfig keyword arguments that define `variant` (advantage: 'paper' or 'trl').
+
+    `paper_advantage` is not a TRL field: it switches on the eq. (4) rescaling of PaperGRPOTrainer.
+    """
+    if variant not in VARIANTS:
+        raise ValueError(
+            f"unknown variant '{variant}' (config key variants); known: {', '.join(VARIANTS)}"
+        )
+    if advantage not in ("paper", "trl"):
+        raise ValueError(
+            f"unknown advantage '{advantage}' (config key train.advantage): paper | trl"
+        )
+    mean_only = is_mean_only(variant)
+    settings = {
+        "loss_type": "dr_grpo" if mean_only else "grpo",
+        # mean-only: A = r - mean; the paper's eq. (4) is built from that in PaperGRPOTrainer
+        "scale_rewards": "none" if (mean_only or advantage == "paper") else "group",
+        "sync_ref_model": is_mirror(variant),
+        "ref_model_mixup_alpha": 1.0 if is_mirror(variant) else 0.6,  # 0.6 = TRL default, unused
+        "ref_model_sync_steps": 1 if is_mirror(variant) else 512,  # 512 = TRL default, unused
+        "paper_advantage": advantage == "paper" and not mean_only,
+    }
+    return settings
