@@ -1,11 +1,13 @@
-"""Fabricated upstream outputs for the final stage (tests and development without a real run).
+"""Fabricated upstream outputs for the report stage (tests and development without a real run).
 
 `make_results(root, config)` writes, with the exact structure of the real stages:
-  results/evaluate/ref/{split}/step_0.{csv,json} and results/evaluate/{variant}/{split}/step_{N}.{csv,json},
-  results/train/{variant}/train_log.csv and run.json (resolved config under "config"),
+  results/evaluate/ref/{split}/step_0.{csv,json} and
+  results/evaluate/{variant}/seed_{seed}/{split}/step_{N}.{csv,json} for every train.seeds seed,
+  results/train/{variant}/seed_{seed}/train_log.csv and run.json (resolved config under "config"),
   results/theory/derivations.{json,md}.
 Success counts are binomial draws around p_k = sigma(logit p_ref + rate * k) (a slow, partial
-amplification); a fifth of the prompts have p_ref = 0 and stay at 0.
+amplification; each seed's rate differs a little); a fifth of the prompts have p_ref = 0 and
+stay at 0.
 """
 
 from __future__ import annotations
@@ -67,18 +69,20 @@ def make_results(root, config: dict, steps, n_prompts=None, samples=None, seed=0
             {**meta, "model": "ref", "step": 0},
         )
         for v in config["variants"]:
-            for k, step in enumerate(steps):
-                if step == 0:
-                    continue
-                with np.errstate(divide="ignore"):
-                    p = np.where(p_ref > 0, expit(logit(p_ref) + RATES.get(v, 0.5) * k), 0.0)
-                write_table(
-                    eval_table(ids, p, samples, rng),
-                    res / "evaluate" / v / split / f"step_{step}.csv",
-                    {**meta, "model": v, "step": step},
-                )
-    for v in config["variants"]:
-        d = res / "train" / v
+            for sd in config["train"]["seeds"]:
+                rate = RATES.get(v, 0.5) * (1 + 0.1 * sd)
+                for k, step in enumerate(steps):
+                    if step == 0:
+                        continue
+                    with np.errstate(divide="ignore"):
+                        p = np.where(p_ref > 0, expit(logit(p_ref) + rate * k), 0.0)
+                    write_table(
+                        eval_table(ids, p, samples, rng),
+                        res / "evaluate" / v / f"seed_{sd}" / split / f"step_{step}.csv",
+                        {**meta, "model": v, "step": step},
+                    )
+    for v, sd in [(v, sd) for v in config["variants"] for sd in config["train"]["seeds"]]:
+        d = res / "train" / v / f"seed_{sd}"
         d.mkdir(parents=True, exist_ok=True)
         s = np.arange(1, steps[-1] + 1)
         pd.DataFrame(

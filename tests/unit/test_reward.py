@@ -93,8 +93,12 @@ def test_normalize_number_rejects(text):
         ("#### The answer is 18.", "18", "18"),
         ("16 - 3 - 4 = 9 eggs\n9 * 2 = $18\n#### 18", "18", "18"),
         ("#### 18\nThat was easy, 3 steps.", "18", "3"),  # strict: only the ####-line counts
-        ("#### 5\n#### 7", "7", "7"),  # several ####: the last one counts
-        ("#### 5\n####\n", None, "5"),  # the last #### has no number on its line
+        ("#### 5\n#### 7", "5", "7"),  # several ####: the first one counts (lm-eval strict-match)
+        ("#### 18\n\nQuestion: Tom has 2 apples. #### 5", "18", "5"),  # answered, then invented
+        ("####\n#### 5", None, "5"),  # the first #### has no number on its line
+        ("#### 1/2", None, None),  # a fraction is not a number: neither 1 nor 2
+        ("#### 12/5 apples", None, None),  # nor a number read from inside it
+        ("half is 3/4 of 8", None, "8"),
         ("####\n72", None, "72"),  # the number is on the next line, not after ####
         ("The answer is 42", None, "42"),  # no ####
         ("no number here", None, None),

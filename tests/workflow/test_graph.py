@@ -32,7 +32,7 @@ def job_counts(out: str) -> dict:
 def test_default_graph():
     counts = job_counts(dry_run())
     assert counts["theory_derivations"] == 1
-    assert counts.get("train_grpo") == 4  # one job per variant
+    assert counts.get("train_grpo") == 4 * 3  # one job per variant and GRPO seed
 
 
 def test_paper_graph(monkeypatch):

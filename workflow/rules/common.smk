@@ -37,6 +37,9 @@ except ValueError as err:
     raise WorkflowError(str(err)) from None
 
 VARIANTS = list(config["variants"])
+SEEDS = list(config["train"]["seeds"])  # GRPO seeds: one run per (variant, seed)
+RUNS = [f"{v}/seed_{s}" for v in VARIANTS for s in SEEDS]  # results/{train,evaluate}/<run>/...
+RUN_PATTERN = "ref|(" + "|".join(VARIANTS) + r")/seed_\d+"
 RESULTS = "results"
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"  # Snakemake benchmark files: wall time and memory of every job
@@ -62,7 +65,7 @@ TRAIN_CONFIG = {
 }
 REPORT = f"{RESULTS}/report"
 REPORT_DATA = f"{REPORT}/data"
-EVAL_ENTRIES = eval_entries(RESULTS, VARIANTS, SPLITS, STEPS)
+EVAL_ENTRIES = eval_entries(RESULTS, VARIANTS, SEEDS, SPLITS, STEPS)
 REPORT_COMPUTE = [  # the report stage's compute rules (plot rules come from PLOTS)
     "report_tables",
     "report_trajectories",
@@ -74,6 +77,7 @@ REPORT_COMPUTE = [  # the report stage's compute rules (plot rules come from PLO
 
 wildcard_constraints:
     variant="|".join(VARIANTS),
+    seed=r"\d+",
     split="test|train",
     step=r"\d+",
 
@@ -151,13 +155,14 @@ def grpo_prompts():
     return out.pool if config["train"]["on_pool"] else out.train
 
 
-def train_done(variant):
-    return f"{RESULTS}/train/{variant}/run.json"
+def train_done(run):
+    """run.json of a training run `{variant}/seed_{seed}`."""
+    return f"{RESULTS}/train/{run}/run.json"
 
 
 def train_targets():
     ref = list(rules.train_reference.output) if ORGANISM else []
-    return ref + [train_done(v) for v in VARIANTS]
+    return ref + [train_done(r) for r in RUNS]
 
 
 # ------------------------------------------------------------------------------ evaluate
@@ -166,13 +171,13 @@ def split_data():
     return [{"test": out.test, "train": out.pool}[s] for s in SPLITS]
 
 
-def evaluate_table(variant, split, step, ext="csv"):
-    return f"{RESULTS}/evaluate/{variant}/{split}/step_{step}.{ext}"
+def evaluate_table(run, split, step, ext="csv"):
+    return f"{RESULTS}/evaluate/{run}/{split}/step_{step}.{ext}"
 
 
 def evaluate_jobs():
-    """(variant, step) of every evaluation job: ref at step 0, each variant at each step > 0."""
-    return [("ref", 0)] + [(v, s) for v in VARIANTS for s in STEPS if int(s) > 0]
+    """(run, step) of every evaluation job: ref at step 0, each run at each step > 0."""
+    return [("ref", 0)] + [(r, s) for r in RUNS for s in STEPS if int(s) > 0]
 
 
 def evaluate_targets():
@@ -186,21 +191,21 @@ def evaluate_targets():
 
 
 def checkpoint_dir(wildcards):
-    """The model evaluated at (variant, step): pi_ref at step 0 (variant `ref`), else a checkpoint."""
+    """The model evaluated at (run, step): pi_ref at step 0 (run `ref`), else a checkpoint."""
     step = int(wildcards.step)
-    if (wildcards.variant == "ref") != (step == 0):
+    if (wildcards.run == "ref") != (step == 0):
         raise WorkflowError(
-            f"results/evaluate/{wildcards.variant}/.../step_{step}: step 0 is pi_ref and is "
-            "evaluated as variant `ref` (results/evaluate/ref/<split>/step_0.csv); variants have "
-            "steps > 0"
+            f"results/evaluate/{wildcards.run}/.../step_{step}: step 0 is pi_ref and is "
+            "evaluated as run `ref` (results/evaluate/ref/<split>/step_0.csv); runs "
+            "<variant>/seed_<seed> have steps > 0"
         )
     if step == 0:
         return REF_MODEL
-    return f"{RESULTS}/train/{wildcards.variant}/checkpoints/step_{step}"
+    return f"{RESULTS}/train/{wildcards.run}/checkpoints/step_{step}"
 
 
 def evaluate_inputs(wildcards):
-    model = ref_model_input() if wildcards.variant == "ref" else train_done(wildcards.variant)
+    model = ref_model_input() if wildcards.run == "ref" else train_done(wildcards.run)
     return {"data": split_data(), "model": model}
 
 

@@ -2,8 +2,9 @@
 eval.splits (test: held-out problems, train: the fixed training pool), per-prompt success counts
 with Wilson intervals under the strict and lenient answer extraction (grpo_repro.evaluate.run).
 
-One job per (variant, step) writes all splits. Step 0 (pi_ref) is evaluated once, as variant `ref`
-(results/evaluate/ref/{split}/step_0.*), and shared by every variant.
+One job per (run, step) writes all splits; a run is `{variant}/seed_{seed}` (one GRPO seed of one
+variant). Step 0 (pi_ref) is evaluated once, as run `ref` (results/evaluate/ref/{split}/step_0.*),
+and shared by every run.
 """
 
 
@@ -13,14 +14,14 @@ rule evaluate_checkpoint:
         unpack(evaluate_inputs),
         code=code("evaluate_checkpoint.py"),
     output:
-        tables=expand(evaluate_table("{{variant}}", "{split}", "{{step}}", "csv"), split=SPLITS),
-        meta=expand(evaluate_table("{{variant}}", "{split}", "{{step}}", "json"), split=SPLITS),
+        tables=expand(evaluate_table("{{run}}", "{split}", "{{step}}", "csv"), split=SPLITS),
+        meta=expand(evaluate_table("{{run}}", "{split}", "{{step}}", "json"), split=SPLITS),
     log:
-        f"{LOGS}/evaluate/{{variant}}/step_{{step}}.log",
+        f"{LOGS}/evaluate/{{run}}/step_{{step}}.log",
     benchmark:
-        f"{BENCH}/evaluate/{{variant}}_step_{{step}}.tsv"
+        f"{BENCH}/evaluate/{{run}}/step_{{step}}.tsv"
     wildcard_constraints:
-        variant="|".join(["ref"] + VARIANTS),
+        run=RUN_PATTERN,
     conda:
         ENV
     threads: 1

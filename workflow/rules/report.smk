@@ -81,7 +81,7 @@ rule report_overlay:
     """Thm 2, Thm 5, Sec. 5: each variant's recurrence from the measured p_ref beside the measurement."""
     input:
         long=rules.report_tables.output.long,
-        runs=[train_done(v) for v in VARIANTS],
+        runs=[train_done(f"{v}/seed_{SEEDS[0]}") for v in VARIANTS],  # settings of each variant
         code=code("report_overlay.py"),
     output:
         trajectories=f"{REPORT_DATA}/overlay_trajectories.csv",
@@ -111,8 +111,8 @@ rule report_summary:
         shares=rules.report_amplification.output.shares,
         overlay=rules.report_overlay.output.summary,
         derivations=rules.theory_derivations.output.json,
-        runs=[train_done(v) for v in VARIANTS],
-        train_logs=[f"{RESULTS}/train/{v}/train_log.csv" for v in VARIANTS],
+        runs=[train_done(f"{v}/seed_{SEEDS[0]}") for v in VARIANTS],  # settings of each variant
+        train_logs=[f"{RESULTS}/train/{r}/train_log.csv" for r in RUNS],
         code=code("report_summary.py"),
     output:
         json=f"{RESULTS}/summary.json",
@@ -126,6 +126,7 @@ rule report_summary:
     threads: 1
     params:
         variants=VARIANTS,
+        runs=RUNS,
         config=config,
         benchmarks=BENCH,  # optional Snakemake benchmark files, read if present
     script:

@@ -1,8 +1,8 @@
-"""Stage train (Sec. 6): the reference policy pi_ref and GRPO training of every variant.
+"""Stage train (Sec. 6): the reference policy pi_ref and GRPO training of every variant and seed.
 
 train_reference (organism only: SFT of the small Qwen2 on worked solutions, grpo_repro.train.sft)
--> train_grpo (one job per variant; TRL GRPOTrainer, grpo_repro.train.grpo; checkpoints every
-train.save_steps optimizer steps under results/train/{variant}/checkpoints/step_N).
+-> train_grpo (one job per variant and GRPO seed; TRL GRPOTrainer, grpo_repro.train.grpo; checkpoints every
+train.save_steps optimizer steps under results/train/{variant}/seed_{seed}/checkpoints/step_N).
 """
 
 
@@ -30,19 +30,19 @@ rule train_reference:
 
 
 rule train_grpo:
-    """GRPO of one variant from pi_ref (Sec. 2 objective; variants of Sec. 3-5), in one process or
-    under `accelerate launch` over train.devices processes."""
+    """GRPO of one variant with one GRPO seed (train.seeds) from pi_ref (Sec. 2 objective; variants
+    of Sec. 3-5), in one process or under `accelerate launch` over train.devices processes."""
     input:
         ref=ref_model_input(),
         prompts=grpo_prompts(),
         code=code("train_grpo.py"),
     output:
-        run=f"{RESULTS}/train/{{variant}}/run.json",
-        log_csv=f"{RESULTS}/train/{{variant}}/train_log.csv",
+        run=f"{RESULTS}/train/{{variant}}/seed_{{seed}}/run.json",
+        log_csv=f"{RESULTS}/train/{{variant}}/seed_{{seed}}/train_log.csv",
     log:
-        f"{LOGS}/train/train_grpo_{{variant}}.log",
+        f"{LOGS}/train/train_grpo_{{variant}}_seed_{{seed}}.log",
     benchmark:
-        f"{BENCH}/train/train_grpo_{{variant}}.tsv"
+        f"{BENCH}/train/train_grpo_{{variant}}_seed_{{seed}}.tsv"
     conda:
         ENV
     threads: 1

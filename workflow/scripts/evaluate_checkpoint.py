@@ -12,7 +12,7 @@ outputs = {s: (csv, js) for s, csv, js in zip(splits, sm.output.tables, sm.outpu
 run_checkpoint_eval(
     sm.params.model,
     sm.params.settings,
-    sm.wildcards.variant,
+    sm.wildcards.run,
     int(sm.wildcards.step),
     data,
     outputs,

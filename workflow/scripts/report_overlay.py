@@ -7,7 +7,7 @@ from grpo_repro.report import overlay, tables
 
 sm = snakemake
 io.log_to(sm.log[0])
-long = tables.read_long(sm.input.long)
+long = tables.read_pooled(sm.input.long)  # the mean over GRPO seeds
 runs = {v: io.read_json(p)["config"] for v, p in zip(sm.params.variants, sm.input.runs)}
 traj = overlay.overlay_trajectories(
     long, runs, sm.params.n_epoch_prompts, sm.params.n_prompts, sm.params.seed

@@ -17,7 +17,7 @@ s = summary.build(
     overlay=pd.read_csv(inp.overlay),
     derivations=io.read_json(inp.derivations),
     run_configs={v: io.read_json(p)["config"] for v, p in zip(variants, inp.runs)},
-    train_logs=dict(zip(variants, inp.train_logs)),
+    train_logs=dict(zip(sm.params.runs, inp.train_logs)),
     config=sm.params.config,
     bench=summary.benchmarks(sm.params.benchmarks),
 )

@@ -8,10 +8,13 @@ from grpo_repro.train.launch import launch
 
 sm = snakemake
 io.log_to(sm.log[0])
-out_dir = str(Path(sm.output.run).parent)  # results/train/{variant}: checkpoints/, work/
+out_dir = str(
+    Path(sm.output.run).parent
+)  # results/train/{variant}/seed_{seed}: checkpoints/, work/
 launch(
     sm.params.settings,
     sm.wildcards.variant,
+    int(sm.wildcards.seed),
     sm.params.ref,
     sm.input.prompts,
     sm.params.n_epoch_prompts,

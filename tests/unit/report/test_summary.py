@@ -61,8 +61,11 @@ def test_iterates_follow_the_recurrences():
 def test_overlay_summary_on_fabricated_run(tmp_path, default_config):
     steps = [0, 60, 120, 180, 240]
     make_results(tmp_path, default_config, steps, n_prompts={"test": 40, "train": 20})
-    entries = tables.eval_entries(str(tmp_path / "results"), VARIANTS, ["test", "train"], steps)
-    long = tables.load_long(entries, VARIANTS, steps)
+    seeds = default_config["train"]["seeds"]
+    entries = tables.eval_entries(
+        str(tmp_path / "results"), VARIANTS, seeds, ["test", "train"], steps
+    )
+    long = tables.pool_seeds(tables.load_long(entries, VARIANTS, steps))
     traj = overlay.overlay_trajectories(long, _runs(), 64, 5, 0)
     assert traj.groupby(["variant", "split"])["selected"].sum().div(len(steps)).eq(5).all()
     s = overlay.overlay_summary(traj)
@@ -120,11 +123,17 @@ def test_summary_build_and_markdown(tmp_path, default_config):
     make_results(tmp_path, default_config, steps)
     res = tmp_path / "results"
     long = tables.load_long(
-        tables.eval_entries(str(res), VARIANTS, ["test", "train"], steps), VARIANTS, steps
+        tables.eval_entries(
+            str(res), VARIANTS, default_config["train"]["seeds"], ["test", "train"], steps
+        ),
+        VARIANTS,
+        steps,
     )
     prompts = amp.final_vs_ref(long)
     mean, paired = amp.mean_by_step(long, 200, 0), amp.paired_diffs(prompts, 200, 0)
-    ov = overlay.overlay_summary(overlay.overlay_trajectories(long, _runs(), 64, 3, 0))
+    pooled = tables.pool_seeds(long)
+    ov = overlay.overlay_summary(overlay.overlay_trajectories(pooled, _runs(), 64, 3, 0))
+    runs = [f"{v}/seed_{sd}" for v in VARIANTS for sd in default_config["train"]["seeds"]]
     bench = tmp_path / "bench"
     bench.mkdir()
     (bench / "train_grpo_grpo.tsv").write_text("s\th:m:s\tmax_rss\n12.5\t0:00:12\t100\n")
@@ -135,19 +144,20 @@ def test_summary_build_and_markdown(tmp_path, default_config):
         ov,
         json.loads((res / "theory/derivations.json").read_text()),
         {v: default_config for v in VARIANTS},
-        {v: res / "train" / v / "train_log.csv" for v in VARIANTS},
+        {r: res / "train" / r / "train_log.csv" for r in runs},
         default_config,
         summary.benchmarks(bench),
     )
     json.dumps(s)  # serialisable
-    ref = mean[(mean.step == 0) & (mean.split == "test")]["mean"].iloc[0]
+    ref = mean[(mean.step == 0) & (mean.split == "test") & (mean.seed == "all")]["mean"].iloc[0]
     assert s["paper_comparison"]["ours"]["ref_mean_success"] == pytest.approx(ref)
     assert s["paper_comparison"]["paper"]["final_mean_success"] == 0.375
     assert not s["paper_comparison"]["comparable"]
     assert s["derivations"]["claims_passed"] == 9 and s["derivations"]["errata_total"] == 3
     assert [r["variant"] for r in s["paired_difference"]][::2] == VARIANTS  # config order
     assert s["benchmarks"][0]["seconds"] == 12.5
-    assert s["train"]["grpo"]["step"] == 240
+    assert s["train"]["grpo/seed_0"]["step"] == 240
+    assert len(s["paired_difference_by_seed"]) == len(runs) * 2  # every run, both splits
     md = markdown.markdown(s)
     assert "NOT comparable" in md and "37.5%" in md and "not exact iterations" in md
 

@@ -34,34 +34,73 @@ def _table(ids, k, n=50):
     )
 
 
-@pytest.fixture
-def known(tmp_path):
-    """ref successes [0, 10, 20, 30, 50] of 50; step 10: +5 each except the 0 and the 50; step 20:
-    +10 each except the 0 (stays 0), prompt d drops to 25 and e stays 50."""
-    ids = ["a", "b", "c", "d", "e"]
-    ks = {0: [0, 10, 20, 30, 50], 10: [0, 15, 25, 35, 50], 20: [0, 20, 30, 25, 50]}
-    entries = []
-    for split in ("test",):
-        p = tmp_path / "eval" / "ref" / split / "step_0.csv"
-        p.parent.mkdir(parents=True)
-        _table(ids, ks[0]).to_csv(p, index=False)
-        entries.append({"variant": "ref", "split": split, "step": 0, "path": str(p)})
+def _entries(tmp_path, ks_by_seed, ids):
+    """ref table (step 0) and, for each GRPO seed, grpo and dr_grpo tables at steps 10 and 20."""
+    p = tmp_path / "ref" / "step_0.csv"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    _table(ids, ks_by_seed[0][0]).to_csv(p, index=False)
+    entries = [{"variant": "ref", "seed": -1, "split": "test", "step": 0, "path": str(p)}]
+    for seed, ks in ks_by_seed.items():
         for v in ("grpo", "dr_grpo"):
             for step in (10, 20):
-                p = tmp_path / "eval" / v / split / f"step_{step}.csv"
+                p = tmp_path / v / f"seed_{seed}" / f"step_{step}.csv"
                 p.parent.mkdir(parents=True, exist_ok=True)
                 _table(ids, ks[step]).to_csv(p, index=False)
-                entries.append({"variant": v, "split": split, "step": step, "path": str(p)})
-    return tables.load_long(entries, ["grpo", "dr_grpo"], [0, 10, 20]), ks
+                entries.append(
+                    {"variant": v, "seed": seed, "split": "test", "step": step, "path": str(p)}
+                )
+    return tables.load_long(entries, ["grpo", "dr_grpo"], [0, 10, 20])
+
+
+@pytest.fixture
+def known(tmp_path):
+    """One GRPO seed. ref successes [0, 10, 20, 30, 50] of 50; step 10: +5 each except the 0 and
+    the 50; step 20: +10 each except the 0 (stays 0), prompt d drops to 25 and e stays 50."""
+    ks = {0: [0, 10, 20, 30, 50], 10: [0, 15, 25, 35, 50], 20: [0, 20, 30, 25, 50]}
+    return _entries(tmp_path, {0: ks}, ["a", "b", "c", "d", "e"]), ks
+
+
+@pytest.fixture
+def two_seeds(tmp_path):
+    """Two GRPO seeds with the same pi_ref: seed 0 gains +10 successes on b, c; seed 1 +20."""
+    ref = [0, 10, 20, 30, 50]
+    ks = {
+        0: {0: ref, 10: ref, 20: [0, 20, 30, 30, 50]},
+        1: {0: ref, 10: ref, 20: [0, 30, 40, 30, 50]},
+    }
+    return _entries(tmp_path, ks, ["a", "b", "c", "d", "e"]), ks
 
 
 def test_eval_entries_layout():
-    e = tables.eval_entries("results", ["grpo", "mirror"], ["test", "train"], [0, 5, 10])
+    e = tables.eval_entries("results", ["grpo", "mirror"], [0, 1], ["test", "train"], [0, 5, 10])
     paths = [x["path"] for x in e]
     assert "results/evaluate/ref/test/step_0.csv" in paths
-    assert "results/evaluate/grpo/train/step_10.csv" in paths
-    assert not any("grpo/test/step_0" in p for p in paths)  # step 0 only under ref
-    assert len(paths) == 2 * (1 + 2 * 2)
+    assert "results/evaluate/grpo/seed_1/train/step_10.csv" in paths
+    assert not any("step_0" in p and "ref" not in p for p in paths)  # step 0 only under ref
+    assert len(paths) == 2 * (1 + 2 * 2 * 2)
+
+
+def test_pooled_rows_average_the_seeds(two_seeds):
+    long, ks = two_seeds
+    pooled = tables.pool_seeds(long)
+    g = pooled[(pooled.variant == "grpo") & (pooled.step == 20)].set_index("prompt_id")
+    assert g.loc["b", "p_hat"] == pytest.approx((20 + 30) / 100)
+    assert g.loc["b", "samples"] == 100 and (g["n_seeds"] == 2).all()
+    ref = pooled[(pooled.variant == "grpo") & (pooled.step == 0)]
+    assert ref["samples"].eq(50).all()  # pi_ref counted once, not once per seed
+
+
+def test_paired_difference_across_seeds(two_seeds):
+    long, _ = two_seeds
+    pr = amp.final_vs_ref(long)
+    d = amp.paired_diffs(pr, n_boot=500, seed=0)
+    g = d[(d.variant == "grpo")].set_index("seed")
+    assert g.loc["0", "mean_diff"] == pytest.approx((0 + 0.2 + 0.2 + 0 + 0) / 5)
+    assert g.loc["1", "mean_diff"] == pytest.approx((0 + 0.4 + 0.4 + 0 + 0) / 5)
+    pooled = g.loc["all"]
+    assert pooled["mean_diff"] == pytest.approx(0.12) and pooled["n_seeds_positive"] == 2
+    assert pooled["low"] <= pooled["mean_diff"] <= pooled["high"]
+    assert pooled["method"].startswith("crossed bootstrap")
 
 
 def test_long_table_shares_ref(known):
@@ -87,8 +126,8 @@ def test_long_table_rejects_mismatched_prompts(tmp_path):
     _table(["x", "y"], [1, 2]).to_csv(a, index=False)
     _table(["x", "z"], [1, 2]).to_csv(b, index=False)
     entries = [
-        {"variant": "ref", "split": "test", "step": 0, "path": str(a)},
-        {"variant": "grpo", "split": "test", "step": 5, "path": str(b)},
+        {"variant": "ref", "seed": -1, "split": "test", "step": 0, "path": str(a)},
+        {"variant": "grpo", "seed": 0, "split": "test", "step": 5, "path": str(b)},
     ]
     with pytest.raises(ValueError, match="prompt set differs"):
         tables.load_long(entries, ["grpo"], [0, 5])
@@ -105,7 +144,7 @@ def test_mean_by_step_known_means(known):
     long, ks = known
     m = amp.mean_by_step(long, n_boot=500, seed=0)
     for step, k in ks.items():
-        row = m[(m.variant == "grpo") & (m.step == step)].iloc[0]
+        row = m[(m.variant == "grpo") & (m.step == step) & (m.seed == "all")].iloc[0]
         assert row["mean"] == pytest.approx(np.mean(k) / 50)
         assert row["low"] <= row["mean"] <= row["high"]
         assert row["n_prompts"] == 5
@@ -120,6 +159,7 @@ def test_mean_interval_is_the_stats_bootstrap():
     long = pd.DataFrame(
         {
             "variant": "grpo",
+            "seed": 0,
             "split": "test",
             "step": 0,
             "checkpoint": 0,
@@ -128,19 +168,19 @@ def test_mean_interval_is_the_stats_bootstrap():
             "p_hat_lenient": 0.3,
         }
     )
-    r = amp.mean_by_step(long, 200, 0).iloc[0]
+    r = amp.mean_by_step(long, 200, 0).set_index("seed").loc["all"]
     assert (r["mean"], r["low"], r["high"]) == pytest.approx((0.3, 0.3, 0.3))
 
 
 def test_final_vs_ref_sides_and_shares(known):
     long, _ = known
     pr = amp.final_vs_ref(long)
-    g = pr[pr.variant == "grpo"].set_index("prompt_id")
+    g = pr[(pr.variant == "grpo") & (pr.seed == "all")].set_index("prompt_id")
     assert g.loc["a", "side"] == "on" and g.loc["e", "side"] == "on"
     assert g.loc["b", "side"] == "above" and g.loc["c", "side"] == "above"
     assert g.loc["d", "side"] == "below"
     assert (g["final_step"] == 20).all()
-    sh = amp.shares(pr).set_index("variant").loc["grpo"]
+    sh = amp.shares(pr).set_index(["variant", "seed"]).loc[("grpo", "all")]
     assert (sh.n_above, sh.n_on, sh.n_below) == (2, 2, 1)
     assert sh.share_above == pytest.approx(0.4)
 
@@ -148,14 +188,20 @@ def test_final_vs_ref_sides_and_shares(known):
 def test_paired_difference_known(known):
     long, ks = known
     pd_ = amp.paired_diffs(amp.final_vs_ref(long), n_boot=2000, seed=0)
-    r = pd_[pd_.variant == "grpo"].iloc[0]
+    r = pd_[(pd_.variant == "grpo") & (pd_.seed == "0")].iloc[0]
     d = (np.array(ks[20]) - np.array(ks[0])) / 50  # [0, .2, .2, -.1, 0]
     assert r["mean_diff"] == pytest.approx(d.mean())
-    se = d.std(ddof=1) / np.sqrt(d.size)
-    assert r["se"] == pytest.approx(se)
-    assert r["low_normal"] == pytest.approx(d.mean() - stats.Z95 * se)
-    assert r["high_normal"] == pytest.approx(d.mean() + stats.Z95 * se)
+    boot = stats.paired_diff_ci(
+        d,
+        np.zeros_like(d),
+        method="bootstrap",
+        n_boot=2000,
+        seed=amp._seed(0, "paired", "test", "grpo"),
+    )
+    assert (r["low"], r["high"]) == pytest.approx((boot["low"], boot["high"]))
     assert d.min() <= r["low"] <= r["mean_diff"] <= r["high"] <= d.max()
+    one = pd_[(pd_.variant == "grpo") & (pd_.seed == "all")].iloc[0]  # one seed: the same mean
+    assert one["mean_diff"] == pytest.approx(d.mean()) and one["n_seeds"] == 1
     assert r["mean_ref"] == pytest.approx(np.mean(ks[0]) / 50)
     assert r["mean_final"] == pytest.approx(np.mean(ks[20]) / 50)
 

@@ -14,28 +14,45 @@ from grpo_repro.train.schedule import checkpoint_steps, total_steps
 from grpo_repro.train.variants import trl_settings
 from tests.helpers import ROOT
 
-MAPPING = [  # variant, advantage -> loss_type, scale_rewards, sync_ref_model, paper rescale
-    ("grpo", "trl", "grpo", "group", False, False),
-    ("grpo", "paper", "grpo", "none", False, True),
-    ("mirror", "trl", "grpo", "group", True, False),
-    ("mirror", "paper", "grpo", "none", True, True),
-    ("dr_grpo", "trl", "dr_grpo", "none", False, False),
-    ("dr_grpo", "paper", "dr_grpo", "none", False, False),
-    ("mirror_dr", "paper", "dr_grpo", "none", True, False),
+MAPPING = [  # variant, advantage -> scale_rewards, sync_ref_model, paper rescale
+    ("grpo", "trl", "group", False, False),
+    ("grpo", "paper", "none", False, True),
+    ("mirror", "trl", "group", True, False),
+    ("mirror", "paper", "none", True, True),
+    ("dr_grpo", "trl", "none", False, False),
+    ("dr_grpo", "paper", "none", False, False),
+    ("mirror_dr", "paper", "none", True, False),
 ]
 
 
-@pytest.mark.parametrize("variant,adv,loss,scale,sync,paper", MAPPING)
-def test_variant_mapping(variant, adv, loss, scale, sync, paper):
+@pytest.mark.parametrize("variant,adv,scale,sync,paper", MAPPING)
+def test_variant_mapping(variant, adv, scale, sync, paper):
     s = trl_settings(variant, adv)
-    assert (s["loss_type"], s["scale_rewards"], s["sync_ref_model"], s["paper_advantage"]) == (
-        loss,
-        scale,
-        sync,
-        paper,
-    )
+    assert (s["scale_rewards"], s["sync_ref_model"], s["paper_advantage"]) == (scale, sync, paper)
+    assert "loss_type" not in s  # a variant changes the advantage and the anchor only (Sec. 3-5)
     if sync:
         assert s["ref_model_mixup_alpha"] == 1.0 and s["ref_model_sync_steps"] == 1
+
+
+@pytest.mark.parametrize("variant", ["grpo", "mirror", "dr_grpo", "mirror_dr"])
+def test_loss_aggregation_is_the_config_key_for_every_variant(default_config, tmp_path, variant):
+    """grpo vs dr_grpo isolates the advantage: the token aggregation is train.loss_type for all."""
+    kwargs, _ = grpo_args(default_config, variant, 0, tmp_path, 10)
+    assert kwargs["loss_type"] == default_config["train"]["loss_type"] == "grpo"
+    other = {**default_config, "train": {**default_config["train"], "loss_type": "dr_grpo"}}
+    assert grpo_args(other, variant, 0, tmp_path, 10)[0]["loss_type"] == "dr_grpo"
+
+
+@pytest.mark.parametrize("estimator,corrected", [("k3", False), ("k3_ratio", True)])
+def test_kl_estimator_key(default_config, tmp_path, estimator, corrected):
+    config = {**default_config, "train": {**default_config["train"], "kl_estimator": estimator}}
+    kwargs, extra = grpo_args(config, "grpo", 0, tmp_path, 10)
+    assert kwargs["use_bias_correction_kl"] is corrected and extra["kl_estimator"] == estimator
+
+
+def test_grpo_seed_is_the_run_seed(default_config, tmp_path):
+    kwargs, _ = grpo_args(default_config, "grpo", 7, tmp_path, 10)
+    assert kwargs["seed"] == kwargs["data_seed"] == 7 != default_config["seed"]
 
 
 def test_unknown_variant_named():
@@ -69,7 +86,7 @@ def test_batch_arithmetic_and_schedule():
 
 
 def test_every_hyperparameter_explicit(default_config, tmp_path):
-    kwargs, extra = grpo_args(default_config, "grpo", tmp_path, 10)
+    kwargs, extra = grpo_args(default_config, "grpo", 0, tmp_path, 10)
     for key in (
         "beta",
         "loss_type",
@@ -104,18 +121,22 @@ def test_multi_process_checkpoint_accepted(tmp_path):
     assert complete_trl_checkpoint(tmp_path) == str(ck)
 
 
-def test_config_change_drops_resumable_state(tmp_path):
-    from grpo_repro.train.checkpoints import reset_if_config_changed
+def test_fingerprint_change_drops_resumable_state(tmp_path):
+    from grpo_repro.train.checkpoints import drop_checkpoints_after, reset_if_changed
 
     (tmp_path / "work" / "checkpoint-2").mkdir(parents=True)
     (tmp_path / "checkpoints" / "step_2").mkdir(parents=True)
-    reset_if_config_changed(tmp_path, "config A")  # no stamp yet: start clean
+    reset_if_changed(tmp_path, {"a": 1})  # no stamp yet: start clean
     assert not (tmp_path / "checkpoints" / "step_2").exists()
     (tmp_path / "work" / "checkpoint-2").mkdir()
-    reset_if_config_changed(tmp_path, "config A")  # same configuration: resume
+    reset_if_changed(tmp_path, {"a": 1})  # same fingerprint: resume
     assert (tmp_path / "work" / "checkpoint-2").exists()
-    reset_if_config_changed(tmp_path, "config B")  # changed: start over
+    reset_if_changed(tmp_path, {"a": 2})  # changed: start over
     assert not (tmp_path / "work" / "checkpoint-2").exists()
+    for n in (2, 4, 6):
+        (tmp_path / "checkpoints" / f"step_{n}").mkdir(parents=True)
+    drop_checkpoints_after(tmp_path / "checkpoints", 4)  # resumed from TRL's checkpoint-4
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["step_2", "step_4"]
 
 
 def test_incomplete_trl_checkpoint_skipped(tmp_path):
@@ -153,7 +174,7 @@ def test_short_grpo_run(tiny_policy, default_config, tmp_path):
         return [float(len(c) % 2 == 0) for c in completions]
 
     summary = train(
-        config, "grpo", str(ref), records, tmp_path / "run", [0, 2, 4], reward_fn=long_answer
+        config, "grpo", 0, str(ref), records, tmp_path / "run", [0, 2, 4], reward_fn=long_answer
     )
     assert summary["global_step"] == 4
     import pandas as pd
@@ -173,15 +194,15 @@ class Interrupt(Exception):
 
 
 @pytest.mark.parametrize(
-    "variant,save_steps,stop_at",
+    "variant,save_steps,stop_at,fast",
     [
-        ("grpo", 2, 3),  # resumed mid-epoch (4 prompts, 2 per step, mu 2: 4 steps per epoch)
-        ("grpo", 4, 5),  # resumed at an epoch boundary (TRL's sampler alone would replay epoch 0)
-        ("mirror", 2, 3),  # mirror: the anchor (previous policy) must be restored on resume
-        ("mirror", 4, 5),
+        ("grpo", 2, 3, True),  # resumed mid-epoch (4 prompts, 2 per step, mu 2: 4 steps per epoch)
+        ("grpo", 4, 5, False),  # at an epoch boundary (TRL's sampler alone would replay epoch 0)
+        ("mirror", 2, 3, False),  # mirror: the anchor (previous policy) is restored on resume
+        ("mirror", 4, 5, True),
     ],
 )
-def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant, save_steps, stop_at):
+def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant, save_steps, stop_at, fast):
     """A run interrupted after a TRL checkpoint and resumed ends with the same weights as an
     uninterrupted run."""
     from safetensors.torch import load_file
@@ -204,6 +225,7 @@ def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant, save_st
         max_completion_length=8,
         learning_rate=1e-2,
         num_iterations=2,
+        fast_step=fast,
     )
     steps = list(range(0, 9, save_steps))
 
@@ -212,7 +234,7 @@ def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant, save_st
 
     def run(out, callbacks=()):
         return train(
-            config, variant, str(ref), records, out, steps, reward_fn=reward, callbacks=callbacks
+            config, variant, 0, str(ref), records, out, steps, reward_fn=reward, callbacks=callbacks
         )
 
     run(tmp_path / "straight")
@@ -224,3 +246,67 @@ def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant, save_st
     a = load_file(tmp_path / "straight" / "checkpoints" / "step_8" / "model.safetensors")
     b = load_file(tmp_path / "cut" / "checkpoints" / "step_8" / "model.safetensors")
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def _short_config(default_config):
+    config = json.loads(json.dumps(default_config))
+    config["train"].update(
+        max_steps=2,
+        save_steps=2,
+        prompts_per_step=2,
+        num_generations=4,
+        max_completion_length=8,
+        learning_rate=1e-2,
+        num_iterations=2,
+    )
+    return config
+
+
+def _parity(completions, **kw):
+    return [float(len(c) % 2 == 0) for c in completions]
+
+
+def test_rerun_never_trains_on_top_of_another_pi_ref(tiny_policy, default_config, tmp_path):
+    """A rerun after pi_ref changed starts from the new pi_ref: nothing of the old run's TRL state
+    or step_N folders survives (the fingerprint covers pi_ref's weights)."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    from grpo_repro.train.grpo import train
+
+    tiny, records = tiny_policy
+    ref = tmp_path / "ref"  # pi_ref is retrained in place, at the same path (as the workflow does)
+    shutil.copytree(tiny, ref)
+    config = _short_config(default_config)
+    out = tmp_path / "run"
+    first = train(config, "grpo", 0, str(ref), records, out, [0, 2], reward_fn=_parity)
+    old = load_file(out / "checkpoints" / "step_2" / "model.safetensors")
+    weights = load_file(ref / "model.safetensors")
+    save_file({k: v + 0.01 for k, v in weights.items()}, ref / "model.safetensors")
+    second = train(config, "grpo", 0, str(ref), records, out, [0, 2], reward_fn=_parity)
+    assert first["resumed_from"] is None and second["resumed_from"] is None
+    assert second["global_step"] == 2
+    new = load_file(out / "checkpoints" / "step_2" / "model.safetensors")
+    assert any(not torch.equal(old[k], new[k]) for k in old)
+
+
+def test_rerun_of_a_finished_run_takes_no_extra_step(tiny_policy, default_config, tmp_path):
+    """The same run again resumes its finished TRL state and stops at max_steps (TRL alone would
+    take one more optimizer step)."""
+    from safetensors.torch import load_file
+
+    from grpo_repro.train.grpo import train
+
+    ref, records = tiny_policy
+    config = _short_config(default_config)
+    out = tmp_path / "run"
+    train(config, "grpo", 0, str(ref), records, out, [0, 2], reward_fn=_parity)
+    before = load_file(out / "checkpoints" / "step_2" / "model.safetensors")
+    again = train(config, "grpo", 0, str(ref), records, out, [0, 2], reward_fn=_parity)
+    assert again["resumed_from"].endswith("checkpoint-2") and again["global_step"] == 2
+    after = load_file(out / "checkpoints" / "step_2" / "model.safetensors")
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    import pandas as pd
+
+    assert pd.read_csv(out / "train_log.csv")["step"].max() == 2

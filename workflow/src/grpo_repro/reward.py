@@ -3,14 +3,19 @@
 r(q, o) = 1 when the number extracted from the completion o equals the gold number of q, else 0.
 Two extraction modes (config key data.answer_mode):
 
-* ``strict``:  the first number on the line after the *last* ``####`` (GSM8K's answer marker);
-               no ``####``, or no number after the last one on its line, gives no answer.
+* ``strict``:  the first number on the line after the *first* ``####`` (GSM8K's answer marker);
+               no ``####``, or no number after it on its line, gives no answer. The first marker
+               counts, as in lm-evaluation-harness's GSM8K "strict-match": a completion that
+               answers and then goes on ("... #### 18\n\nQuestion: ... #### 5") is scored on
+               the answer it gave (18), not on a problem it invented afterwards.
 * ``lenient``: the last number anywhere in the text.
 
 Numbers are compared after `normalize_number`, exactly (decimal.Decimal, no floats):
 ``$1,234.00`` == ``1234``, ``0.50`` == ``.5``, ``+7`` == ``007`` == ``7.``, ``-0`` == ``0``.
 A trailing ``%`` is dropped, not divided by 100 (GSM8K golds state percentages as the bare
-number). Fractions (``3/4``), scientific notation and words are not numbers here.
+number). Fractions (``3/4``), scientific notation and words are not numbers here: neither side of
+a fraction is read as a number (``#### 1/2`` gives no answer, never 1), and a number is never read
+from the middle of another one.
 Model output is only parsed with regular expressions, never evaluated.
 """
 
@@ -26,7 +31,7 @@ MODES = ("strict", "lenient")
 # A number token inside free text. The sign counts only when it does not follow a word character
 # or closing bracket, so "16-3" reads as 16 and 3 (subtraction), while "is -3" reads as -3.
 _BODY = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+"
-_NUMBER = re.compile(rf"(?:(?<![\w)\]])[-+\u2212])?\$?(?:{_BODY})%?")
+_NUMBER = re.compile(rf"(?<!\d)(?<!\d/)(?:(?<![\w)\]])[-+\u2212])?\$?(?:{_BODY})%?(?![\d/])")
 _FULL = re.compile(rf"([-+])?\$?({_BODY})")
 
 
@@ -52,7 +57,7 @@ def normalize_number(s: str) -> str | None:
 def extract_answer(text: str, mode: str) -> str | None:
     """The normalised answer in `text` under `mode` ("strict" or "lenient"), or None."""
     if mode == "strict":
-        _, marker, rest = text.rpartition("####")
+        _, marker, rest = text.partition("####")
         if not marker:
             return None
         m = _NUMBER.search(rest.split("\n", 1)[0])

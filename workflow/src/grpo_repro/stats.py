@@ -94,3 +94,26 @@ def paired_diff_ci(
         "n": n,
         "method": method,
     }
+
+
+def crossed_bootstrap_ci(
+    values, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05
+) -> tuple[float, float, float]:
+    """(mean, low, high) of the grand mean of a seeds x prompts matrix `values` (S, P), with a
+    percentile bootstrap that resamples seeds and prompts independently, both with replacement
+    (a crossed two-way design: the same prompts are evaluated under every training seed). The
+    interval covers seed-to-seed and prompt-to-prompt variation; with one seed it is the bootstrap
+    over prompts (bootstrap_mean_ci with the same resampled prompts)."""
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 2 or x.size == 0:
+        raise ValueError("crossed_bootstrap_ci needs a non-empty (seeds, prompts) matrix")
+    _z(alpha)
+    s, p = x.shape
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_boot)
+    for b in range(n_boot):
+        rows = rng.integers(0, s, size=s) if s > 1 else np.zeros(1, int)
+        cols = rng.integers(0, p, size=p)
+        means[b] = x[np.ix_(rows, cols)].mean()
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(x.mean()), float(low), float(high)

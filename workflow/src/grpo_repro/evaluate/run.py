@@ -4,8 +4,9 @@ For each prompt q the table holds the number of correct samples under the strict
 after ####, the reward GRPO trains on) and under the lenient one (last number), the estimate
 p_hat(q) = successes / samples and its Wilson 95% interval.
 
-Seeds: prompt q of (variant, step, split) is sampled with its own generator seeded with
-derive_seed(seed, "eval", variant, step, split, prompt_id), so a rerun reproduces the table exactly.
+Seeds: prompt q of (run, step, split) is sampled with its own generator seeded with
+derive_seed(seed, "eval", run, step, split, prompt_id), so a rerun reproduces the table exactly
+(`run`: "ref" for pi_ref, "<variant>/seed_<GRPO seed>" for a training run).
 
 Resumable: prompts are processed in chunks of fixed boundaries (chunk_prompts, counted from the
 first prompt); each finished chunk is appended to `<output>.partial.jsonl` (first line: a
@@ -16,6 +17,7 @@ Outputs are written atomically (temporary file + os.replace) and the partial fil
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sys
@@ -36,9 +38,9 @@ from grpo_repro.seeds import derive_seed
 # ------------------------------------------------------------------------------------------ inputs
 
 
-def prompt_seeds(records, seed: int, variant: str, step: int, split: str) -> list[int]:
+def prompt_seeds(records, seed: int, run: str, step: int, split: str) -> list[int]:
     return [
-        derive_seed(int(seed), "eval", str(variant), int(step), str(split), r["prompt_id"])
+        derive_seed(int(seed), "eval", str(run), int(step), str(split), r["prompt_id"])
         for r in records
     ]
 
@@ -62,7 +64,7 @@ def evaluate_records(
     samples: int,
     params: SamplingParams,
     seed: int,
-    variant: str,
+    run: str,
     step: int,
     split: str,
     model_sha256: str = "",
@@ -80,7 +82,7 @@ def evaluate_records(
     if not records:
         raise ValueError(f"no prompts to evaluate for split {split!r}")
     chunk_prompts = int(chunk_prompts or getattr(sampler, "batch_prompts", 32))
-    seeds = prompt_seeds(records, seed, variant, step, split)
+    seeds = prompt_seeds(records, seed, run, step, split)
     ids_hash = hashlib.sha256(
         "\n".join(
             r["prompt_id"] + "\t" + r["prompt"] + "\t" + str(r["gold"]) for r in records
@@ -91,7 +93,7 @@ def evaluate_records(
         "decoding": params.as_dict(),
         "samples": int(samples),
         "seed": int(seed),
-        "variant": variant,
+        "run": run,
         "step": int(step),
         "split": split,
         "prompts_sha256": ids_hash,
@@ -121,7 +123,7 @@ def evaluate_records(
         total=total,
         initial=initial,
         unit="sample",
-        desc=f"eval {variant} step {step} {split}",
+        desc=f"eval {run} step {step} {split}",
         disable=not progress,
         file=sys.stderr,
         dynamic_ncols=True,
@@ -162,7 +164,7 @@ def evaluate_records(
     seconds = time.perf_counter() - t0
 
     rows = [row for i in range(len(bounds)) for row in done[i]["rows"]]
-    df = build_table(rows, variant, split, step)
+    df = build_table(rows, run, split, step)
     n_tok = int(sum(r["tokens"] for r in rows))
     meta = {
         **settings,
@@ -172,7 +174,7 @@ def evaluate_records(
         "se_mean_p_hat": float(df["p_hat"].std(ddof=1) / np.sqrt(len(df))) if len(df) > 1 else None,
         "mean_completion_tokens": n_tok / (len(rows) * samples),
         "truncated_fraction": float(df["truncated"].sum() / (len(rows) * samples)),
-        "seed_scheme": "torch.Generator per prompt, seed = derive_seed(seed, 'eval', variant, step, "
+        "seed_scheme": "torch.Generator per prompt, seed = derive_seed(seed, 'eval', run, step, "
         "split, prompt_id) (sha256); inverse-CDF sampling from its uniforms",
         "timing": {
             "seconds": seconds,
@@ -191,10 +193,21 @@ def evaluate_records(
     return df, meta
 
 
+def eval_precision(choice: str, train_bf16: bool, device: str) -> tuple[str, bool]:
+    """(weights dtype, bf16 autocast) of evaluation (config key eval.dtype): `training` computes as
+    training did (float32 master weights, bf16 autocast when train.bf16 on a GPU), `float32` and
+    `bfloat16` set the weights' dtype (no autocast)."""
+    if choice == "training":
+        return "float32", bool(train_bf16) and device.startswith("cuda")
+    if choice in ("float32", "bfloat16"):
+        return choice, False
+    raise ValueError(f"config key eval.dtype: {choice!r} is not training, float32 or bfloat16")
+
+
 def run_checkpoint_eval(
     model_dir: str | Path,
     settings: dict,
-    variant: str,
+    run: str,
     step: int,
     data: dict[str, str | Path],
     outputs: dict[str, tuple[str | Path, str | Path]],
@@ -221,7 +234,7 @@ def run_checkpoint_eval(
     if device is None:
         device = "cuda" if ecfg["backend"] == "vllm" or torch.cuda.is_available() else "cpu"
     t_load = time.perf_counter()
-    dtype = "bfloat16" if settings["bf16"] and str(device).startswith("cuda") else "float32"
+    dtype, autocast = eval_precision(ecfg["dtype"], settings["bf16"], str(device))
     model, tokenizer = load_policy(
         model_dir, dtype=dtype, device="cpu" if ecfg["backend"] == "vllm" else device
     )
@@ -235,23 +248,26 @@ def run_checkpoint_eval(
     digest = model_hash(model_dir)
     load_s = time.perf_counter() - t_load
     summary = {}
+    ctx = torch.autocast("cuda", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
     for split, path in data.items():
         csv_path, json_path = outputs[split]
         records = read_prompts(path)  # validated: file and line named on bad input
-        df, meta = evaluate_records(
-            sampler,
-            records,
-            samples=int(ecfg["samples"]),
-            params=params,
-            seed=int(settings["seed"]),
-            variant=variant,
-            step=int(step),
-            split=split,
-            model_sha256=digest,
-            partial_path=partial.partial_path_for(csv_path),
-            progress=progress,
-        )
+        with ctx:
+            df, meta = evaluate_records(
+                sampler,
+                records,
+                samples=int(ecfg["samples"]),
+                params=params,
+                seed=int(settings["seed"]),
+                run=run,
+                step=int(step),
+                split=split,
+                model_sha256=digest,
+                partial_path=partial.partial_path_for(csv_path),
+                progress=progress,
+            )
         meta.update(
+            precision={"weights": dtype, "bf16_autocast": autocast, "eval.dtype": ecfg["dtype"]},
             model_dir=str(model_dir),
             data=str(path),
             threads=int(threads),
@@ -260,7 +276,7 @@ def run_checkpoint_eval(
         write_outputs(df, meta, csv_path, json_path)
         summary[split] = meta["mean_p_hat"]
         print(
-            f"[evaluate] {variant} step {step} {split}: mean p_hat {meta['mean_p_hat']:.4f} "
+            f"[evaluate] {run} step {step} {split}: mean p_hat {meta['mean_p_hat']:.4f} "
             f"(lenient {meta['mean_p_hat_lenient']:.4f}), {meta['timing']['seconds']:.1f}s, "
             f"{meta['timing']['tokens_per_s'] or 0:.0f} tokens/s",
             file=sys.stderr,

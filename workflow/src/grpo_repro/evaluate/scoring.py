@@ -10,6 +10,7 @@ from grpo_repro.stats import wilson
 
 TABLE_COLUMNS = [
     "variant",
+    "seed",
     "split",
     "step",
     "prompt_id",
@@ -47,7 +48,17 @@ def score_chunk(records, out) -> list[dict]:
     return rows
 
 
-def build_table(rows: list[dict], variant: str, split: str, step: int) -> pd.DataFrame:
+def split_run(run: str) -> tuple[str, int]:
+    """("ref", -1) for pi_ref's run "ref"; (variant, GRPO seed) for a run "<variant>/seed_<seed>"."""
+    if run == "ref":
+        return "ref", -1
+    variant, _, seed = run.partition("/seed_")
+    if not seed.isdigit():
+        raise ValueError(f"run {run!r}: expected 'ref' or '<variant>/seed_<seed>'")
+    return variant, int(seed)
+
+
+def build_table(rows: list[dict], run: str, split: str, step: int) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     k, n = df["successes"].to_numpy(), df["samples"].to_numpy()
     kl = df["successes_lenient"].to_numpy()
@@ -56,5 +67,5 @@ def build_table(rows: list[dict], variant: str, split: str, step: int) -> pd.Dat
     df["p_hat_lenient"] = kl / n
     df["ci_low_lenient"], df["ci_high_lenient"] = wilson(kl, n)
     df["mean_tokens"] = df["tokens"] / n
-    df["variant"], df["split"], df["step"] = variant, split, int(step)
+    (df["variant"], df["seed"]), df["split"], df["step"] = split_run(run), split, int(step)
     return df[TABLE_COLUMNS]

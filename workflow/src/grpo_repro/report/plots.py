@@ -105,6 +105,7 @@ def trajectories(traj: pd.DataFrame, split: str, variants, *paths: str, title: s
 def amplification_mean(mean: pd.DataFrame, splits, variants, *paths: str) -> None:
     style.apply_style()
     fig, axes = _panels(len(splits), width=4.2, height=3.2)
+    mean = mean[mean["seed"].astype(str) == "all"]  # pooled over GRPO seeds
     for ax, split in zip(axes[0], splits):
         m = mean[mean["split"] == split]
         for v in variants:
@@ -114,7 +115,7 @@ def amplification_mean(mean: pd.DataFrame, splits, variants, *paths: str) -> Non
             ax.fill_between(g["step"], g["low"], g["high"], color=c, alpha=0.2, lw=0)
         ax.set_title(f"{split} prompts")
         ax.set_xlabel("training step")
-    axes[0, 0].set_ylabel("mean success (95% bootstrap CI)")
+    axes[0, 0].set_ylabel("mean success (95% CI, seeds x prompts)")
     axes[0, -1].legend(fontsize="small")
     style.save_figure(fig, *paths)
 
@@ -274,8 +275,12 @@ def draw_amplification_mean(
 
 
 def draw_amplification(inputs: dict, outputs: list, split=None, variants=(), splits=()) -> None:
+    """The mean over GRPO seeds of each prompt's final success (seed "all")."""
     prompts = _long(inputs["prompts"])
-    amplification_scatter(prompts, pd.read_csv(inputs["shares"]), split, variants, *outputs[:2])
+    prompts = prompts[prompts["seed"].astype(str) == "all"]
+    shares = pd.read_csv(inputs["shares"])
+    shares = shares[shares["seed"].astype(str) == "all"]
+    amplification_scatter(prompts, shares, split, variants, *outputs[:2])
     amplification_hist(prompts, split, variants, *outputs[2:])
 
 

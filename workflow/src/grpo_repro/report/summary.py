@@ -226,7 +226,10 @@ def build(
     config: dict,
     bench: list[dict] | None = None,
 ) -> dict:
-    """The summary as one JSON-serialisable dict (see the module docstring)."""
+    """The summary as one JSON-serialisable dict (see the module docstring). Tables hold the rows
+    pooled over GRPO seeds (seed "all"); `paired_difference_by_seed` the per-seed differences."""
+    by_seed = ordered(paired[paired["seed"].astype(str) != "all"], config)
+    mean, paired, shares = (d[d["seed"].astype(str) == "all"] for d in (mean, paired, shares))
     mean, paired, shares, overlay = (ordered(d, config) for d in (mean, paired, shares, overlay))
     ref_rows = mean[(mean["step"] == 0) & (mean["split"] == PAPER["split"])]
     ref_mean = float(ref_rows["mean"].iloc[0]) if len(ref_rows) else None
@@ -260,6 +263,7 @@ def build(
         "stage": "summary",
         "mean_success": _records(mean),
         "paired_difference": _records(paired),
+        "paired_difference_by_seed": _records(by_seed),
         "amplification_shares": _records(shares),
         "theory_overlay": _records(overlay),
         "paper_comparison": comparison,

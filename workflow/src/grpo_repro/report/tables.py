@@ -17,34 +17,44 @@ import pandas as pd
 from grpo_repro.report import EVAL_COLUMNS
 
 REF = "ref"
-KEY = ["variant", "split", "step", "prompt_id"]
-LONG_COLUMNS = ["variant", "split", "step", "checkpoint", "source", *EVAL_COLUMNS]
+KEY = ["variant", "seed", "split", "step", "prompt_id"]
+LONG_COLUMNS = ["variant", "seed", "split", "step", "checkpoint", "source", *EVAL_COLUMNS]
 
 
-def eval_path(results: str, variant: str, split: str, step: int) -> str:
+def eval_path(results: str, run: str, split: str, step: int) -> str:
     """Path of one evaluation table; step 0 is pi_ref's table under evaluate/ref/."""
-    who = REF if int(step) == 0 else variant
+    who = REF if int(step) == 0 else run
     return f"{results}/evaluate/{who}/{split}/step_{int(step)}.csv"
 
 
-def eval_entries(results: str, variants, splits, steps) -> list[dict]:
-    """(variant, split, step, path) of every table the stage reads; the ref table once per split."""
+def eval_entries(results: str, variants, seeds, splits, steps) -> list[dict]:
+    """(variant, seed, split, step, path) of every table the stage reads; the ref table once per
+    split (seed -1: pi_ref has no GRPO seed)."""
     out = []
     for split in splits:
         out.append(
-            {"variant": REF, "split": split, "step": 0, "path": eval_path(results, REF, split, 0)}
+            {
+                "variant": REF,
+                "seed": -1,
+                "split": split,
+                "step": 0,
+                "path": eval_path(results, REF, split, 0),
+            }
         )
         for variant in variants:
-            for step in steps:
-                if int(step) > 0:
-                    out.append(
-                        {
-                            "variant": variant,
-                            "split": split,
-                            "step": int(step),
-                            "path": eval_path(results, variant, split, step),
-                        }
-                    )
+            for seed in seeds:
+                run = f"{variant}/seed_{seed}"
+                out += [
+                    {
+                        "variant": variant,
+                        "seed": int(seed),
+                        "split": split,
+                        "step": int(step),
+                        "path": eval_path(results, run, split, step),
+                    }
+                    for step in steps
+                    if int(step) > 0
+                ]
     return out
 
 
@@ -65,44 +75,72 @@ def read_eval_table(path: str | Path) -> pd.DataFrame:
 
 
 def load_long(entries: list[dict], variants, steps) -> pd.DataFrame:
-    """Long frame of every table in `entries`; ref rows copied under each variant at step 0.
-
-    Checks that every (variant, step) table of a split holds the same prompts as pi_ref's
-    (per-prompt pairing of checkpoints with the reference needs it).
-    """
+    """Long frame of every table in `entries`; pi_ref's rows copied under each (variant, seed) at
+    step 0 (source "ref"). Checks that every table of a split holds the same prompts as pi_ref's
+    (per-prompt pairing of checkpoints with the reference needs it)."""
     steps = sorted(int(s) for s in steps)
     index = {int(s): k for k, s in enumerate(steps)}
-    frames = []
-    ref_ids = {}
+    runs = sorted({(e["variant"], e["seed"]) for e in entries if e["variant"] != REF})
+    frames, ref_ids = [], {}
     for e in entries:
         df = read_eval_table(e["path"])
         split = e["split"]
         if e["variant"] == REF:
             ref_ids[split] = set(df["prompt_id"])
-            for v in variants:
-                frames.append(df.assign(variant=v, split=split, step=0, source=REF))
+            for v, s in runs:
+                frames.append(df.assign(variant=v, seed=s, split=split, step=0, source=REF))
         else:
             frames.append(
                 df.assign(
-                    variant=e["variant"], split=split, step=int(e["step"]), source="checkpoint"
+                    variant=e["variant"],
+                    seed=e["seed"],
+                    split=split,
+                    step=int(e["step"]),
+                    source="checkpoint",
                 )
             )
     long = pd.concat(frames, ignore_index=True)
-    for (split, variant, step), g in long.groupby(["split", "variant", "step"]):
+    for (split, variant, seed, step), g in long.groupby(["split", "variant", "seed", "step"]):
         if split in ref_ids and set(g["prompt_id"]) != ref_ids[split]:
             raise ValueError(
-                f"eval {variant}/{split}/step_{step}: prompt set differs from pi_ref's"
+                f"evaluate {variant}/seed_{seed}/{split}/step_{step}: prompt set differs from pi_ref's"
             )
     long["checkpoint"] = long["step"].map(index)
     if long["checkpoint"].isna().any():
         raise ValueError("a table's step is not among the checkpoint steps")
     long["checkpoint"] = long["checkpoint"].astype(int)
-    long = long[LONG_COLUMNS].sort_values(KEY, kind="stable").reset_index(drop=True)
-    return long
+    return long[LONG_COLUMNS].sort_values(KEY, kind="stable").reset_index(drop=True)
+
+
+def pool_seeds(long: pd.DataFrame) -> pd.DataFrame:
+    """One row per (variant, split, step, prompt): successes and samples summed over the GRPO seeds,
+    p_hat their ratio (the mean over seeds of each seed's success rate, every seed having the same
+    number of samples), Wilson bounds of the pooled counts (for display; seeds are not independent
+    draws of one binomial). Step 0 is pi_ref, the same under every seed (counted once)."""
+    from grpo_repro.stats import wilson
+
+    ref = long["step"] == 0
+    first = long.loc[ref, "seed"].min()
+    parts = [long[~ref], long[ref & (long["seed"] == first)]]
+    keys = ["variant", "split", "step", "checkpoint", "source", "prompt_id"]
+    agg = {"successes": "sum", "samples": "sum", "successes_lenient": "sum", "seed": "nunique"}
+    out = pd.concat(parts).groupby(keys, sort=True).agg(agg).reset_index()
+    out = out.rename(columns={"seed": "n_seeds"})
+    out["p_hat"] = out["successes"] / out["samples"]
+    out["p_hat_lenient"] = out["successes_lenient"] / out["samples"]
+    out["ci_low"], out["ci_high"] = wilson(out["successes"].to_numpy(), out["samples"].to_numpy())
+    return out.sort_values(["variant", "split", "step", "prompt_id"], kind="stable").reset_index(
+        drop=True
+    )
 
 
 def read_long(path: str | Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"prompt_id": str})
+
+
+def read_pooled(path: str | Path) -> pd.DataFrame:
+    """The long table of `path` pooled over GRPO seeds (pool_seeds)."""
+    return pool_seeds(read_long(path))
 
 
 def with_reference(long: pd.DataFrame) -> pd.DataFrame:
@@ -140,8 +178,10 @@ def _natural(s: str):
 
 
 def trajectories(long: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
-    """Per-prompt success rate along checkpoints for the seeded prompt selection of each split
-    (the same prompts under every variant); `ref_zero` marks prompts with p_ref_hat = 0."""
+    """Per-prompt success rate along checkpoints, of the first GRPO seed's run of every variant
+    (the paper's Fig 3 shows one run), for the seeded prompt selection of each split (the same
+    prompts under every variant); `ref_zero` marks prompts with p_ref_hat = 0."""
+    long = long[long["seed"] == long["seed"].min()]
     parts = []
     for split, g in long.groupby("split"):
         chosen = select_prompts(g["prompt_id"].unique(), n, seed, split)

@@ -24,6 +24,7 @@ def per_device_batch(train: dict, devices: int) -> int:
 def grpo_args(
     config: dict,
     variant: str,
+    seed: int,
     work_dir: str | Path,
     total_steps: int,
     devices: int = 1,
@@ -34,7 +35,9 @@ def grpo_args(
     settings = trl_settings(variant, train["advantage"])
     kwargs = dict(
         output_dir=str(work_dir),
-        # optimisation
+        # optimisation (AdamW: TRL's and transformers' default, stated)
+        optim="adamw_torch_fused",
+        optim_args=None,
         learning_rate=train["learning_rate"],
         lr_scheduler_type=train["lr_schedule"],
         warmup_steps=0,
@@ -43,6 +46,9 @@ def grpo_args(
         adam_beta2=0.999,
         adam_epsilon=1e-8,
         max_grad_norm=1.0,
+        lr_scheduler_kwargs=None,
+        label_smoothing_factor=0.0,
+        neftune_noise_alpha=None,  # no noise on the embeddings
         max_steps=total_steps,
         num_train_epochs=1,
         per_device_train_batch_size=per_device_batch(train, devices),
@@ -50,11 +56,14 @@ def grpo_args(
         steps_per_generation=train["grad_accum"],
         # the paper's objective (Sec. 2)
         beta=train["beta"],
+        use_bias_correction_kl=train["kl_estimator"]
+        == "k3_ratio",  # k3 x pi/pi_old: grad KL(pi || pi_ref)
         epsilon=train["clip_eps"],
         epsilon_high=train["clip_eps"],
+        delta=None,  # no upper clip of the ratio for negative advantages (two-sided clipping only)
         num_iterations=train["num_iterations"],
         num_generations=train["num_generations"],
-        loss_type=settings["loss_type"],
+        loss_type=train["loss_type"],
         scale_rewards=settings["scale_rewards"],
         sync_ref_model=settings["sync_ref_model"],
         ref_model_mixup_alpha=settings["ref_model_mixup_alpha"],
@@ -64,17 +73,33 @@ def grpo_args(
         disable_dropout=True,
         top_entropy_quantile=1.0,
         multi_objective_aggregation="sum_then_normalize",
+        reward_weights=None,  # one reward function, weight 1
+        entropy_coef=0.0,  # no entropy bonus (the paper's objective has none)
+        use_adaptive_entropy=False,
+        off_policy_mask_threshold=None,  # no off-policy sequence masking
+        cast_lm_head_to_fp32=False,
+        router_aux_loss_coef=None,  # dense models: no MoE auxiliary loss
         # generation
         max_completion_length=train["max_completion_length"],
         temperature=train["temperature"],
         top_p=1.0,
         top_k=0,
+        min_p=None,
         repetition_penalty=1.0,
+        generation_kwargs=None,
+        generation_batch_size=None,  # = per-device batch x steps_per_generation
+        cache_implementation=None,
+        use_transformers_continuous_batching=False,
+        use_transformers_paged=False,
+        chat_template_kwargs=None,  # prompts are rendered strings (grpo_repro.data.prompts)
         use_vllm=train["use_vllm"],
         vllm_mode="colocate",  # vLLM inside the training processes (no separate server to start)
+        # no importance-sampling correction between vLLM's sampler and the policy (the paper's TRL had
+        # none; it would reweight the loss silently when use_vllm is on)
+        vllm_importance_sampling_correction=False,
         # bookkeeping
-        seed=config["seed"],
-        data_seed=config["seed"],
+        seed=int(seed),  # the GRPO seed (train.seeds): sampling and the order of prompts
+        data_seed=int(seed),
         shuffle_dataset=True,
         logging_steps=1,
         save_strategy="steps",
@@ -85,11 +110,19 @@ def grpo_args(
         log_completions=False,
         use_cpu=use_cpu,
         bf16=train["bf16"],
+        fp16=False,
+        tf32=None,
+        torch_compile=False,
+        use_liger_kernel=False,  # TRL's own loss, not Liger's fused one
+        average_tokens_across_devices=True,
+        full_determinism=False,
+        remove_unused_columns=False,  # the reward reads the dataset's `gold` column
         gradient_checkpointing=False,
         dataloader_num_workers=0,
     )
     extra = {
         "variant": variant,
+        "kl_estimator": train["kl_estimator"],
         "advantage": train["advantage"],
         "paper_advantage": settings["paper_advantage"],
         "smoothing_eps": train["smoothing_eps"] if settings["paper_advantage"] else None,

@@ -30,18 +30,34 @@ def complete_trl_checkpoint(work_dir: str | Path) -> str | None:
     return None
 
 
-def reset_if_config_changed(out_dir: Path, fingerprint: str) -> None:
-    """Resume only state written under the same configuration: when the fingerprint stored in
-    work/ differs (or is absent), drop work/ and checkpoints/ and start from pi_ref."""
-    import hashlib
+def trl_checkpoint_step(checkpoint: str | None) -> int:
+    """The optimizer step of a TRL checkpoint directory checkpoint-N (0 for none)."""
+    return int(Path(checkpoint).name.split("-")[1]) if checkpoint else 0
 
-    stamp = out_dir / "work" / "config.sha256"
-    digest = hashlib.sha256(fingerprint.encode()).hexdigest()
-    if not stamp.exists() or stamp.read_text().strip() != digest:
+
+def reset_if_changed(out_dir: Path, fingerprint: dict) -> None:
+    """Resume only state written under the same fingerprint: when the fingerprint stored in work/
+    differs (or is absent), drop work/ and checkpoints/ and start from pi_ref."""
+    import hashlib
+    import json
+
+    stamp = out_dir / "work" / "fingerprint.json"
+    text = json.dumps(fingerprint, indent=1, sort_keys=True, default=str)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    old = json.loads(stamp.read_text()).get("sha256") if stamp.exists() else None
+    if old != digest:
         for sub in ("work", "checkpoints"):
             shutil.rmtree(out_dir / sub, ignore_errors=True)
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(digest + "\n")
+    io.write_json(stamp, {"sha256": digest, "fingerprint": fingerprint})
+
+
+def drop_checkpoints_after(ckpt_dir: Path, step: int) -> None:
+    """Remove every checkpoints/step_N with N > step: the run resumes from TRL's state at `step`
+    and writes them again (a step_N saved before TRL's checkpoint N completed never survives)."""
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    for d in ckpt_dir.glob("step_*"):
+        if d.name.split("_")[1].isdigit() and int(d.name.split("_")[1]) > step:
+            shutil.rmtree(d)
 
 
 def make_checkpoint_callback(ckpt_dir: Path, steps: set[int], tokenizer, marker: dict | None):
@@ -52,9 +68,7 @@ def make_checkpoint_callback(ckpt_dir: Path, steps: set[int], tokenizer, marker:
 
         def on_step_end(self, args, state, control, model=None, **kw):
             if state.global_step in steps and state.is_world_process_zero:
-                dest = ckpt_dir / f"step_{state.global_step}"
-                if not dest.exists():
-                    save_policy(model, tokenizer, dest, marker)
+                save_policy(model, tokenizer, ckpt_dir / f"step_{state.global_step}", marker)
 
     return SavePolicy()
 

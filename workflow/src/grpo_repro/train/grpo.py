@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grpo_repro.models import save_policy
 from grpo_repro.train.args import grpo_args
 from grpo_repro.train.checkpoints import (
     complete_trl_checkpoint,
+    drop_checkpoints_after,
     make_checkpoint_callback,
-    reset_if_config_changed,
+    reset_if_changed,
+    trl_checkpoint_step,
     write_log,
 )
 
@@ -90,6 +91,7 @@ def make_trainer_class():
 def train(
     config: dict,
     variant: str,
+    seed: int,
     ref_path: str,
     records: list[dict],
     out_dir: str | Path,
@@ -99,58 +101,51 @@ def train(
     reward_fn=None,
     callbacks=(),
 ) -> dict:
-    """Run GRPO for `variant` from pi_ref on `records` (prompt, gold). Returns the run summary.
+    """Run GRPO for `variant` with GRPO seed `seed` from pi_ref on `records` (prompt, gold).
+    Resumes from the newest complete TRL checkpoint written under the same fingerprint (settings,
+    prompts, pi_ref's weights, training code, library versions); anything else starts from pi_ref.
     reward_fn: TRL reward function; default the answer checker in mode data.answer_mode.
-    callbacks: extra transformers TrainerCallbacks (tests use one to interrupt a run)."""
+    callbacks: extra transformers TrainerCallbacks (tests use one to interrupt a run).
+    Returns the run summary (settings, the resolved GRPOConfig, resume point, steps)."""
+    from accelerate import PartialState
     from datasets import Dataset
+    from trl import GRPOConfig
 
     from grpo_repro.models import load_policy
     from grpo_repro.reward import make_reward_fn
 
     out_dir = Path(out_dir)
     work_dir, ckpt_dir = out_dir / "work", out_dir / "checkpoints"
-    from accelerate import PartialState
-
     state = PartialState(cpu=use_cpu)
+    fp = fingerprint(config, variant, seed, ref_path, steps, records)
     if state.is_main_process:
-        reset_if_config_changed(
-            out_dir,
-            json.dumps(
-                {
-                    "variant": variant,
-                    "ref": str(ref_path),
-                    "steps": steps,
-                    "seed": config["seed"],
-                    "train": config["train"],
-                    "answer_mode": config["data"]["answer_mode"],
-                    "prompts": [[r["prompt"], r["gold"]] for r in records],
-                },
-                sort_keys=True,
-            ),
-        )
-        ckpt_dir.mkdir(parents=True, exist_ok=True)
+        reset_if_changed(out_dir, fp)
     state.wait_for_everyone()  # every process sees the same work/ before choosing where to resume
+    resume = complete_trl_checkpoint(work_dir)
+    done = trl_checkpoint_step(resume)
+    if state.is_main_process:
+        drop_checkpoints_after(ckpt_dir, done)  # a step_N newer than the resumed state is redone
+    state.wait_for_everyone()
     model, tokenizer = load_policy(ref_path)  # float32 master weights; train.bf16 = bf16 autocast
     model.train()
-    marker = (
-        json.loads((Path(ref_path) / "organism.json").read_text())
-        if (Path(ref_path) / "organism.json").exists()
-        else None
-    )
-    kwargs, extra = grpo_args(config, variant, work_dir, steps[-1], devices, use_cpu)
-    from trl import GRPOConfig
-
+    marker_file = Path(ref_path) / "organism.json"
+    marker = json.loads(marker_file.read_text()) if marker_file.exists() else None
+    kwargs, extra = grpo_args(config, variant, seed, work_dir, steps[-1], devices, use_cpu)
     args = GRPOConfig(**kwargs)
     data = Dataset.from_dict(
         {"prompt": [r["prompt"] for r in records], "gold": [r["gold"] for r in records]}
     )
-    reward_fn = reward_fn or make_reward_fn(config["data"]["answer_mode"])
-    trainer_cls = make_trainer_class()
+    if config["train"]["fast_step"]:
+        from grpo_repro.train.fast import make_fast_trainer_class
+
+        trainer_cls = make_fast_trainer_class()
+    else:
+        trainer_cls = make_trainer_class()
     trainer = trainer_cls(
         model=model,
         args=args,
         train_dataset=data,
-        reward_funcs=[reward_fn],
+        reward_funcs=[reward_fn or make_reward_fn(config["data"]["answer_mode"])],
         processing_class=tokenizer,
         callbacks=[
             make_checkpoint_callback(ckpt_dir, set(steps[1:]), tokenizer, marker),
@@ -158,30 +153,60 @@ def train(
         ],
     )
     trainer.paper_eps = extra["smoothing_eps"]
-    resume = complete_trl_checkpoint(work_dir)
-    trainer.train(resume_from_checkpoint=resume)
+    if done < steps[-1]:
+        trainer.train(resume_from_checkpoint=resume)
+    else:  # the run had finished: nothing to train (TRL would take one more step)
+        trainer.state = trainer.state.load_from_json(str(Path(resume) / "trainer_state.json"))
     trainer.accelerator.wait_for_everyone()
-    final = ckpt_dir / f"step_{steps[-1]}"
     if trainer.is_world_process_zero():
-        if not final.exists():
-            save_policy(trainer.accelerator.unwrap_model(trainer.model), tokenizer, final, marker)
         write_log(trainer.state.log_history, out_dir / "train_log.csv")
-    trainer.accelerator.wait_for_everyone()
     missing = [s for s in steps[1:] if not (ckpt_dir / f"step_{s}").exists()]
     if missing:
         raise RuntimeError(f"training finished without checkpoints for steps {missing}")
     return {
-        "trl_args": {k: v for k, v in kwargs.items()},
         **extra,
+        "seed": seed,
+        "grpo_config": args.to_dict(),  # every field, set or inherited from TRL's defaults
+        "fingerprint": fp,
         "resumed_from": resume,
         "steps": steps,
         "global_step": trainer.state.global_step,
     }
 
 
+def fingerprint(config, variant, seed, ref_path, steps, records) -> dict:
+    """What a run's TRL state depends on: a resume is only taken from state written under the same
+    fingerprint (settings, prompts, pi_ref's weights, the training code, library versions)."""
+    import hashlib
+
+    from grpo_repro import provenance
+    from grpo_repro.codedeps import closure
+    from grpo_repro.models import is_local, model_hash
+
+    src = Path(__file__).resolve().parents[2]
+    code = hashlib.sha256()
+    for path in closure(["grpo_repro.train.launch"], src):
+        code.update(Path(path).read_bytes())
+    prompts = hashlib.sha256(json.dumps([[r["prompt"], r["gold"]] for r in records]).encode())
+    ref = str(ref_path)
+    return {
+        "variant": variant,
+        "seed": int(seed),
+        "steps": list(steps),
+        "train": config["train"],
+        "answer_mode": config["data"]["answer_mode"],
+        "prompts_sha256": prompts.hexdigest(),
+        "ref": ref,
+        "ref_weights_sha256": model_hash(ref) if is_local(ref) else None,
+        "code_sha256": code.hexdigest(),
+        "versions": provenance.versions(),
+    }
+
+
 def run(
     config: dict,
     variant: str,
+    seed: int,
     ref: str,
     prompts_path: str,
     n_epoch_prompts: int,
@@ -189,8 +214,8 @@ def run(
     run_json: str,
     threads: int = 1,
 ) -> dict:
-    """The rule train_grpo, in each launched process: train `variant` on the prompt set at
-    `prompts_path` and (rank 0) write the run record run.json (settings, timing, provenance)."""
+    """The rule train_grpo, in each launched process: train (`variant`, `seed`) on the prompt set
+    at `prompts_path` and (rank 0) write the run record run.json (settings, timing, provenance)."""
     import os
     import time
 
@@ -207,7 +232,9 @@ def run(
     records = read_prompts(prompts_path)
     steps = checkpoint_steps(config["train"], n_epoch_prompts)
     t0 = time.time()
-    summary = train(config, variant, ref, records, out_dir, steps, devices=devices, use_cpu=use_cpu)
+    summary = train(
+        config, variant, seed, ref, records, out_dir, steps, devices=devices, use_cpu=use_cpu
+    )
     summary["seconds"] = time.time() - t0
     summary["seconds_per_step"] = summary["seconds"] / max(1, steps[-1])
     if int(os.environ.get("RANK", "0")) == 0:
@@ -215,5 +242,6 @@ def run(
             run_json,
             {"stage": "train_grpo", **summary, **provenance.record(config, inputs=[prompts_path])},
         )
-    print(json.dumps({k: summary[k] for k in ("variant", "steps", "seconds", "seconds_per_step")}))
+    keys = ("variant", "seed", "steps", "seconds", "seconds_per_step")
+    print(json.dumps({k: summary[k] for k in keys}))
     return summary

@@ -30,6 +30,7 @@ def command(devices: int, args: dict) -> list[str]:
 def launch(
     config: dict,
     variant: str,
+    seed: int,
     ref: str,
     prompts: str,
     n_epoch_prompts: int,
@@ -37,13 +38,15 @@ def launch(
     run_json: str,
     threads: int = 1,
 ) -> None:
-    """Train `variant`: in this process when train.devices is 1, else under accelerate launch."""
+    """Train (`variant`, `seed`): in this process when train.devices is 1, else under accelerate
+    launch with one process per device."""
     devices = int(config["train"]["devices"])
     if devices == 1:
-        run(config, variant, ref, prompts, n_epoch_prompts, out, run_json, threads)
+        run(config, variant, seed, ref, prompts, n_epoch_prompts, out, run_json, threads)
         return
     args = {
         "variant": variant,
+        "seed": seed,
         "ref": ref,
         "prompts": prompts,
         "n_epoch_prompts": n_epoch_prompts,
@@ -59,10 +62,11 @@ def launch(
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--variant", required=True)
+    ap.add_argument("--seed", type=int, required=True, help="GRPO seed (train.seeds)")
     ap.add_argument("--ref", required=True, help="pi_ref: local directory or hub id")
     ap.add_argument("--prompts", required=True, help="JSONL of records with prompt and gold")
     ap.add_argument("--n-epoch-prompts", type=int, required=True, help="prompts in one epoch")
-    ap.add_argument("--out", required=True, help="results/train/<variant>")
+    ap.add_argument("--out", required=True, help="results/train/<variant>/seed_<seed>")
     ap.add_argument(
         "--config-json", required=True, help="the configuration sections training reads"
     )
@@ -72,6 +76,7 @@ def main(argv=None) -> None:
     run(
         json.loads(a.config_json),
         a.variant,
+        a.seed,
         a.ref,
         a.prompts,
         a.n_epoch_prompts,

@@ -2,15 +2,16 @@
 
 | variant   | anchor of the KL         | advantage normalisation      | TRL settings                                   |
 |-----------|--------------------------|------------------------------|------------------------------------------------|
-| grpo      | pi_ref (Thm 1-2)         | mean + std (eq. 4)           | loss grpo, scale_rewards group (or paper's eq. 4) |
+| grpo      | pi_ref (Thm 1-2)         | mean + std (eq. 4)           | scale_rewards group (or the paper's eq. 4)     |
 | mirror    | previous policy (Thm 4-5)| mean + std                   | sync_ref_model, mixup alpha 1, sync every step |
-| dr_grpo   | pi_ref                   | mean only: A = r - p         | scale_rewards none, loss dr_grpo               |
+| dr_grpo   | pi_ref                   | mean only: A = r - p         | scale_rewards none                             |
 | mirror_dr | previous policy          | mean only                    | both of the above                              |
 
-Dr. GRPO in TRL also changes the token aggregation: loss_type dr_grpo divides the summed token
-losses by batch x max_completion_length instead of averaging over each completion's length (the
-Dr. GRPO paper's length-bias fix), so grpo vs dr_grpo differs in that too, not only in the
-advantage's normalisation (the paper's Sec. 5 analyses the advantage alone).
+A variant changes the anchor and the advantage only, as the paper's Sec. 3-5 do. The token
+aggregation of the loss (TRL's loss_type) is the config key train.loss_type, the same for every
+variant: TRL's `dr_grpo` loss type (summed token losses / (batch x max_completion_length), the
+Dr. GRPO paper's length-bias fix) would also change how sequences of different lengths are
+weighted, which the paper's Sec. 5 does not analyse; it stays available through that key.
 
 Mirror in TRL: the reference model is overwritten by the policy after every optimizer step and the
 reference log-probs are taken when a batch is generated, so the anchor is the policy that sampled
@@ -46,7 +47,6 @@ def trl_settings(variant: str, advantage: str) -> dict:
         )
     mean_only = is_mean_only(variant)
     settings = {
-        "loss_type": "dr_grpo" if mean_only else "grpo",
         # mean-only: A = r - mean; the paper's eq. (4) is built from that in PaperGRPOTrainer
         "scale_rewards": "none" if (mean_only or advantage == "paper") else "group",
         "sync_ref_model": is_mirror(variant),

@@ -1,0 +1,196 @@
+"""Every GRPOConfig field that affects the loss or the sampling is set by the project
+(grpo_repro.train.args.grpo_args) or reviewed below as harmless: a TRL upgrade that adds a field
+with a new default fails this test until someone decides what it should be (TRL's defaults drifted
+from the paper before: beta=0.0, loss_type="dapo", use_bias_correction_kl=True)."""
+
+import dataclasses
+
+from trl import GRPOConfig
+
+from grpo_repro.train.args import grpo_args
+
+#: fields left at TRL's default, each with the reason it cannot change the loss or the samples
+REVIEWED = {
+    # logging, reporting, progress
+    **dict.fromkeys(
+        [
+            "logging_strategy",
+            "logging_first_step",
+            "log_on_each_node",
+            "logging_nan_inf_filter",
+            "include_num_input_tokens_seen",
+            "log_level",
+            "log_level_replica",
+            "run_name",
+            "project",
+            "trackio_space_id",
+            "trackio_bucket_id",
+            "trackio_static_space_id",
+            "log_multimodal",
+            "num_completions_to_print",
+            "log_unique_prompts",
+            "log_completions_hub_repo",
+            "skip_memory_metrics",
+            "debug",
+        ],
+        "logging only",
+    ),
+    # evaluation inside the trainer (the project evaluates in its own stage)
+    **dict.fromkeys(
+        [
+            "eval_strategy",
+            "eval_steps",
+            "eval_delay",
+            "per_device_eval_batch_size",
+            "prediction_loss_only",
+            "eval_on_start",
+            "eval_do_concat_batches",
+            "eval_use_gather_object",
+            "eval_accumulation_steps",
+            "include_for_metrics",
+            "batch_eval_metrics",
+            "bf16_full_eval",
+            "fp16_full_eval",
+            "num_generations_eval",
+            "load_best_model_at_end",
+            "metric_for_best_model",
+            "greater_is_better",
+            "do_eval",
+            "do_predict",
+            "do_train",
+        ],
+        "no evaluation inside the trainer",
+    ),
+    # saving, the hub, resume bookkeeping
+    **dict.fromkeys(
+        [
+            "save_only_model",
+            "save_on_each_node",
+            "enable_jit_checkpoint",
+            "push_to_hub",
+            "hub_token",
+            "hub_private_repo",
+            "hub_model_id",
+            "hub_strategy",
+            "hub_always_push",
+            "hub_revision",
+            "resume_from_checkpoint",
+            "ignore_data_skip",
+            "restore_callback_states_from_checkpoint",
+        ],
+        "checkpoint files and the hub, not the computation (resume is exact: tests)",
+    ),
+    # distributed / memory infrastructure: the same arithmetic
+    **dict.fromkeys(
+        [
+            "accelerator_config",
+            "parallelism_config",
+            "ddp_find_unused_parameters",
+            "ddp_bucket_cap_mb",
+            "ddp_broadcast_buffers",
+            "ddp_static_graph",
+            "ddp_backend",
+            "ddp_timeout",
+            "fsdp",
+            "fsdp_config",
+            "deepspeed",
+            "local_rank",
+            "ds3_gather_for_generation",
+            "torch_empty_cache_steps",
+            "auto_find_batch_size",
+            "activation_checkpointing",
+            "activation_checkpointing_kwargs",
+            "gradient_checkpointing_kwargs",
+            "torch_compile_backend",
+            "torch_compile_mode",
+            "liger_kernel_config",
+            "use_cache",
+            "optim_target_modules",
+            "model_init_kwargs",
+            "trust_remote_code",
+        ],
+        "infrastructure: placement, memory or compilation settings (off), not the loss",
+    ),
+    # data loading: the order is the project's epoch-seeded RepeatSampler
+    **dict.fromkeys(
+        [
+            "dataloader_drop_last",
+            "dataloader_pin_memory",
+            "dataloader_persistent_workers",
+            "dataloader_prefetch_factor",
+            "dataloader_multiprocessing_context",
+            "dataloader_in_order",
+            "label_names",
+            "train_sampling_strategy",
+            "length_column_name",
+            "pad_to_multiple_of",
+        ],
+        "the prompt order comes from GRPO's RepeatSampler; padding is masked out",
+    ),
+    # vLLM server settings (colocate mode, and vLLM is off on CPU)
+    **dict.fromkeys(
+        [
+            "vllm_model_impl",
+            "vllm_enable_sleep_mode",
+            "vllm_structured_outputs_regex",
+            "vllm_server_base_url",
+            "vllm_server_host",
+            "vllm_server_port",
+            "vllm_server_timeout",
+            "vllm_group_port",
+            "vllm_gpu_memory_utilization",
+            "vllm_max_model_length",
+            "vllm_tensor_parallel_size",
+        ],
+        "vLLM placement and memory; sampling parameters are set explicitly",
+    ),
+    # parameters of options the project switches off explicitly
+    **dict.fromkeys(
+        [
+            "sapo_temperature_neg",
+            "sapo_temperature_pos",
+            "vespo_k_pos",
+            "vespo_lambda_pos",
+            "vespo_k_neg",
+            "vespo_lambda_neg",
+        ],
+        "only read by loss_type sapo / vespo (loss_type is set)",
+    ),
+    **dict.fromkeys(
+        ["entropy_coef_min", "entropy_coef_max", "entropy_coef_delta", "entropy_target"],
+        "only read when use_adaptive_entropy (set False, entropy_coef 0)",
+    ),
+    **dict.fromkeys(
+        [
+            "vllm_importance_sampling_mode",
+            "vllm_importance_sampling_clip_max",
+            "vllm_importance_sampling_clip_min",
+            "vllm_importance_sampling_cap",
+        ],
+        "only read when vllm_importance_sampling_correction (set False)",
+    ),
+    "max_tool_calling_iterations": "no tools",
+    "transformers_continuous_batching_config": "continuous batching is off",
+}
+
+
+def test_every_loss_or_sampling_field_is_set_or_reviewed(default_config, tmp_path):
+    kwargs, _ = grpo_args(default_config, "grpo", 0, tmp_path, 10)
+    fields = {f.name for f in dataclasses.fields(GRPOConfig) if f.init}
+    unreviewed = sorted(fields - set(kwargs) - set(REVIEWED))
+    assert not unreviewed, (
+        f"GRPOConfig fields neither set in grpo_repro.train.args nor reviewed here: {unreviewed}"
+    )
+    assert not set(kwargs) & set(REVIEWED), "a field is both set and listed as a harmless default"
+    assert not set(REVIEWED) - fields, (
+        f"reviewed fields TRL no longer has: {set(REVIEWED) - fields}"
+    )
+
+
+def test_loss_relevant_fields_have_the_papers_values(default_config, tmp_path):
+    kwargs, _ = grpo_args(default_config, "grpo", 0, tmp_path, 10)
+    assert kwargs["beta"] == 0.1 and kwargs["loss_type"] == "grpo"
+    assert kwargs["epsilon"] == kwargs["epsilon_high"] == 0.2 and kwargs["delta"] is None
+    assert kwargs["entropy_coef"] == 0.0 and kwargs["neftune_noise_alpha"] is None
+    assert kwargs["vllm_importance_sampling_correction"] is False
+    assert kwargs["use_liger_kernel"] is False and kwargs["top_entropy_quantile"] == 1.0
