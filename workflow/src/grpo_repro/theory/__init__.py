@@ -26,9 +26,11 @@ from . import (  # noqa: F401
     errata,
     gibbs,
     recurrence,
+    orbits,
     mirror_dr,
     two_kl,
     parametric,
+    numerics_maps,
 )
 
 # isort: on
