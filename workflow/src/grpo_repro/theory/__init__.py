@@ -30,6 +30,8 @@ from . import (  # noqa: F401
     mirror_dr,
     two_kl,
     parametric,
+    kl_estimator,
+    prediction,
     numerics_maps,
 )
 
