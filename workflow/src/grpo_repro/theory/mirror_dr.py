@@ -54,10 +54,11 @@ def pos_step(variant: str, p_prev, p_ref=PREF, e=eps, b=beta):
     return gb.gibbs_pos(anchor_pos(variant, p_prev, p_ref), wp, wm, b)
 
 
-def log_odds_increment(variant: str, q):
-    """logit p_n - logit(anchor PoS), from the derived map (the two exponentials merged)."""
+def log_odds_increment(variant: str, q, base=None):
+    """logit p_n - logit(base) from the derived map (the two exponentials merged), p_{n-1} = q;
+    base defaults to the anchor's PoS."""
     pn = pos_step(variant, q)
-    po = anchor_pos(variant, q, PREF)
+    po = anchor_pos(variant, q, PREF) if base is None else base
     ratio = sp.powsimp(sp.cancel(sp.together(pn / (1 - pn) / (po / (1 - po)))), combine="exp")
     return sp.expand(sp.expand_log(sp.log(ratio), force=True))
 
@@ -116,7 +117,7 @@ def mirror_increasing(ctx: Context) -> Outcome:
     SEC,
 )
 def mirror_converges(ctx: Context) -> Outcome:
-    incr = log_odds_increment("mirror", p)  # logit p_n - logit p_{n-1}, derived
+    incr = log_odds_increment("mirror", p, base=p)  # logit p_n - logit p_{n-1}, derived
     ok_incr = equal(incr, wts.omega(p, eps) / beta)
     gap = sp.Rational(1, 4) + eps - (p * (1 - p) + eps)
     square = equal(gap, (p - sp.Rational(1, 2)) ** 2)  # p(1-p)+eps <= 1/4 + eps
@@ -169,7 +170,7 @@ def dr_grpo_one_step(ctx: Context) -> Outcome:
 def mirror_dr_arithmetic(ctx: Context, claimed=None) -> Outcome:
     claimed = (lambda k: L + k / beta) if claimed is None else claimed
     q = sp.Symbol("q", positive=True)  # p_{n-1} in (0,1)
-    incr = log_odds_increment("mirror_dr", q)  # T(x) - x of the derived map
+    incr = log_odds_increment("mirror_dr", q, base=q)  # T(x) - x of the derived map
     const = is_zero(sp.diff(incr, q))  # the derived step is a translation x -> x + c
     base = is_zero(claimed(0) - L)  # p_0 = p_ref
     step = is_zero(claimed(n + 1) - claimed(n) - incr)  # x_n = claimed(n) => x_{n+1} = claimed(n+1)

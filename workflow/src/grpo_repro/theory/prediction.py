@@ -110,15 +110,16 @@ def beta_eff_closed_form(ctx: Context) -> Outcome:
     "Thm 2; Thm 6 (implicit function theorem)",
     SEC,
 )
-def p_star_monotone(ctx: Context) -> Outcome:
+def p_star_monotone(ctx: Context, claimed=None) -> Outcome:
+    claimed = (lambda hp: 1 / (1 - hp)) if claimed is None else claimed
     x, lr, eps = sp.symbols("x l_ref eps", real=True)
     hx = lr + wts.omega(1 / (1 + sp.exp(-x)), eps) / beta  # H(x) = logit h(sigma(x))
     F = hx - x
     dxdl = -sp.diff(F, lr) / sp.diff(F, x)  # implicit function theorem
     Hp = sp.Symbol("Hp", real=True)
-    ok = equal(dxdl.subs(sp.diff(hx, x), Hp), 1 / (1 - Hp))
-    c = sp.Symbol("c", positive=True)  # |H'| < 1: H' = 1 - c... with c in (0, 2)
-    ok = ok and positive(1 / (1 - (1 - 2 * c / (1 + c))))
+    ok = equal(dxdl.subs(sp.diff(hx, x), Hp), claimed(Hp))
+    c = sp.Symbol("c", positive=True)  # |H'| < 1: H' = 1 - 2c/(1+c) with c > 0
+    ok = ok and positive(claimed(1 - 2 * c / (1 + c)))
     return Outcome(
         ok,
         "symbolic",
