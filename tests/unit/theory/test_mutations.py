@@ -32,9 +32,9 @@ from tests.unit.dynamics import test_oracle as t_orc
 def _replace(monkeypatch, module, name, new):
     orig = getattr(module, name)
     for mod in list(sys.modules.values()):
-        if getattr(mod, "__name__", "").startswith(("grpo_repro", "tests.")):
-            if getattr(mod, name, None) is orig:
-                monkeypatch.setattr(mod, name, new)
+        ours = getattr(mod, "__name__", "").startswith(("grpo_repro", "tests."))
+        if ours and getattr(mod, name, None) is orig:
+            monkeypatch.setattr(mod, name, new)
 
 
 def _wrap(module, name, make):
