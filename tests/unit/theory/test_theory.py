@@ -15,7 +15,7 @@ import yaml
 
 from grpo_repro import theory
 from grpo_repro.dynamics import maps as dyn
-from grpo_repro.theory import clipping, core, recurrence
+from grpo_repro.theory import clipping, core, numerics_maps, recurrence
 from grpo_repro.theory import weights as advantage
 from grpo_repro.theory.core import Check, Context, Outcome
 from tests.helpers import ROOT
@@ -182,7 +182,7 @@ def test_wrong_stability_bound_is_caught():
         return pp * (1 - pp) * sp.Abs(2 * pp - 1) / (2 * (pp * (1 - pp) + e))
 
     assert not recurrence.stability(ctx(), B=b_sq).passed
-    assert not recurrence.stability_numeric(ctx(), B=lambda pp, e: 2 * dyn.B(pp, e)).passed
+    assert not numerics_maps.stability_numeric(ctx(), B=lambda pp, e: 2 * dyn.B(pp, e)).passed
 
 
 def test_unclipped_claim_for_clipped_objective_is_caught():

@@ -5,7 +5,8 @@ grpo_repro.dynamics (what the figures and the report compute with) is evaluated 
 and compared with the symbolic expressions the other theory modules prove: weights.w_plus /
 w_minus / omega, gibbs.h_derived and its sympy derivative, recurrence.B_paper,
 mirror_dr.pos_step (Thm 8 with each variant's anchor and weights) and two_kl.two_kl_x_step.
-References are evaluated in 50-digit mpmath (no overflow of e^{w/beta}); errors are relative,
+rec.stability_numeric (kept under its id) compares complex-step derivatives of h at fixed points
+with dynamics.maps.h_prime and B. References are evaluated in 50-digit mpmath (no overflow of e^{w/beta}); errors are relative,
 tolerance `tol` of the stage (absolute below 1e-30, where 50 digits cannot resolve h(1-h)), so a wrong factor anywhere in the library fails a check here.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import mpmath as mp
 import numpy as np
 import sympy as sp
+from scipy.special import expit
 
 from grpo_repro.dynamics import fixed_points as fxp
 from grpo_repro.dynamics import maps as dyn
@@ -190,6 +192,51 @@ def fixed_points_vs_symbolic(ctx: Context, n_sets: int = 16) -> Outcome:
         len(errs),
     )
     return Outcome(out.passed, "numeric", out.detail, len(errs))
+
+
+@register(
+    "rec.stability_numeric",
+    "Complex-step h'(p*) at fixed points equals dynamics.maps.h_prime, |h'(p*)| = "
+    "B(p*)/beta with dynamics.maps.B, and (|h'(p*)| < 1) == (beta > B(p*))",
+    "Thm 6; Lemma 1",
+    SEC,
+)
+def stability_numeric(ctx: Context, B=None) -> Outcome:
+    B = dyn.B if B is None else B
+    n, rng = ctx.n_random, ctx.rng
+    ps = rng.uniform(1e-3, 1 - 1e-3, n)  # the fixed point, chosen first
+    b = log_uniform(rng, 1e-2, 10, n)
+    e = log_uniform(rng, 1e-6, 1, n)
+    lr = np.log(ps / (1 - ps)) - 1 / (b * np.sqrt(ps * (1 - ps) + e))  # p_ref: ps fixed point
+    step = 1e-30
+    z = ps + 1j * step
+    hz = 1.0 / (1.0 + np.exp(-(lr + 1.0 / np.sqrt(z * (1 - z) + e) / b)))
+    fp_err = np.abs(hz.real - ps)
+    dh = hz.imag / step
+    # the library's h' (Prop. 1); where p_ref underflows (logit < -600), its logit-coordinate
+    # derivative, which equals h'(p*) at a fixed point
+    formula = np.where(
+        lr > -600, dyn.h_prime(ps, expit(lr), b, e), dyn.h_prime_logit(np.log(ps / (1 - ps)), b, e)
+    )
+    bb = B(ps, e)
+    scale = np.maximum(1.0, np.abs(dh))
+    d_err = np.abs(dh - formula) / scale + np.abs(np.abs(dh) - bb / b) / scale
+    clear = np.abs(b - bb) > 1e-6 * np.maximum(1, b)
+    mismatch = ((np.abs(dh) < 1) != (b > bb)) & clear
+    err = np.concatenate([fp_err, d_err, mismatch.astype(float)])
+    out = numeric_outcome(
+        err,
+        ctx.tol,
+        "max of |h(p*)-p*|, relative errors of h' and |h'| - B/beta, stability mismatch indicator",
+        n,
+    )
+    return Outcome(
+        out.passed,
+        "numeric",
+        out.detail + f"; {int((np.abs(dh) < 1).sum())} stable, "
+        f"{int((np.abs(dh) >= 1).sum())} unstable points",
+        n,
+    )
 
 
 __all__ = ["mp_function", "random_points"]
