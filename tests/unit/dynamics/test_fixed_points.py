@@ -129,3 +129,33 @@ def test_paper_divergent_example_is_a_stable_two_cycle():
 def test_no_two_cycle_where_h_contracts():
     assert fxp.two_cycles(100.0, 0.3, EPS) == []
     assert fxp.two_cycles(1.0, 0.0, EPS) == []
+
+
+@pytest.mark.parametrize(
+    "beta,p_ref,alpha,d", [(3.0, 0.2, 0.4, 0.05), (0.5, 0.01, 0.7, 0.0), (5.0, 0.001, 0.3, -0.1)]
+)
+def test_two_kl_fixed_point_derivative_matches_finite_differences(beta, p_ref, alpha, d):
+    """d x_n / d x_{n-1} of the Thm 9 map at x* (= (1-alpha) + alpha h'_{alpha beta}(p*)), by central
+    differences of dynamics.maps.step_logit; also in p coordinates (conjugation)."""
+    fps = fxp.variant_fixed_points("two_kl", beta, p_ref, EPS, alpha=alpha, delta_r=d)
+    assert fps
+    for fp in fps:
+        x = fp.logit_p_star
+        if abs(x) > 30:
+            continue
+        h = 1e-6 * (1 + abs(x))
+
+        def step(z):
+            return float(dyn.step_logit("two_kl", z, p_ref, beta, EPS, alpha=alpha, delta_r=d))
+
+        assert step(x) == pytest.approx(x, abs=1e-9)
+        fd = (step(x + h) - step(x - h)) / (2 * h)
+        assert fp.h_prime == pytest.approx(fd, rel=1e-6, abs=1e-8)
+        assert fp.stable == (abs(fd) < 1)
+        hp = 1e-7 * min(fp.p_star, 1 - fp.p_star)
+
+        def step_p(q):
+            return float(expit(step(logit(q))))
+
+        fd_p = (step_p(fp.p_star + hp) - step_p(fp.p_star - hp)) / (2 * hp)
+        assert fp.h_prime == pytest.approx(fd_p, rel=1e-4, abs=1e-7)

@@ -94,7 +94,24 @@ def test_csv_contracts(fig_cfg):
         bif_burn_in=200,
     )
     f5 = fd.fig5(small)["csv"]
-    assert list(f5.columns) == ["beta", "p_ref", "eps", "p0", "n", "p"]
+    assert list(f5.columns) == [
+        "beta",
+        "p_ref",
+        "eps",
+        "p0",
+        "n",
+        "p",
+        "orbit",
+        "p_limit_a",
+        "p_limit_b",
+        "limit_reached_by_n_iter",
+    ]
+    assert set(f5.orbit) <= {"fixed_point", "two_cycle", "not_converged"}
+    # the published panel beta = 5, p_ref = 1e-4, p0 = 0.1 is chaotic: not a limit
+    chaotic = f5[(f5.beta == 5) & (f5.p_ref == 1e-4) & np.isclose(f5.p0, 0.1)]
+    assert set(chaotic.orbit) == {"not_converged"} and not chaotic.limit_reached_by_n_iter.any()
+    conv = f5[(f5.beta == 1) & (f5.p_ref == 0.2)]
+    assert set(conv.orbit) == {"fixed_point"} and conv.p_limit_a.iloc[0] > 0.68
     n_iter = small["n_iter"]
     assert len(f5) == len(small["fig5_beta"]) * len(small["fig5_p_ref"]) * 2 * (n_iter + 1)
     assert set(f5.n) == set(range(n_iter + 1))

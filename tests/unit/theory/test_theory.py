@@ -14,7 +14,9 @@ import sympy as sp
 import yaml
 
 from grpo_repro import theory
-from grpo_repro.theory import advantage, core, recurrence
+from grpo_repro.dynamics import maps as dyn
+from grpo_repro.theory import clipping, core, numerics_maps, recurrence
+from grpo_repro.theory import weights as advantage
 from grpo_repro.theory.core import Check, Context, Outcome
 from tests.helpers import ROOT
 
@@ -63,6 +65,10 @@ def test_script_writes_both_files_and_exits_zero(stage):
     md = (stage.tmp / "derivations.md").read_text()
     n = len(stage.records)
     assert f"**{n}/{n} checks passed**" in md
+    for m in core.METHODS:  # counts per method and what is not checked, in the header
+        k = sum(r["method"] == m for r in stage.records)
+        assert f"{k} {m}" in md.split("| id |")[0]
+    assert "Not checked here:" in md
     assert md.count("\n| `") == n  # one table row per record
     log = (stage.tmp / "logs" / "derivations.log").read_text()
     assert "checks passed" in log and "FAIL" not in log
@@ -80,11 +86,14 @@ def test_record_schema(stage):
         assert r["kind"] in core.KINDS and r["method"] in core.METHODS
         assert isinstance(r["passed"], bool) and isinstance(r["seconds"], float)
         assert r["claim"] and r["reference"] and r["detail"]
-        if r["method"] == "numeric":
-            assert r["n_points"] >= stage.cfg["n_random"] and r["tol"] == stage.cfg["tol"]
+        if r["method"] == "numeric":  # points and tolerance recorded (and stated in the detail)
+            assert r["n_points"] >= 50 and r["tol"] == stage.cfg["tol"]
+            assert f"over {r['n_points']} random points" in r["detail"]
+        else:
+            assert r["tol"] is None
     kinds = {r["kind"] for r in stage.records}
     methods = {r["method"] for r in stage.records}
-    assert kinds == {"claim", "erratum"} and methods == {"symbolic", "numeric"}
+    assert kinds == {"claim", "erratum"} and methods == set(core.METHODS)
 
 
 def test_errata_point_to_passing_corrected_claims(stage):
@@ -123,6 +132,28 @@ def test_every_issue_claim_has_a_record(stage):
         "var.two_kl_recurrence",
         "var.two_kl_amplification",
         "par.event_tv_bound",
+        "par.tv_accumulation",
+        "par.tv_can_expand",
+        "par.limsup_conclusion",
+        "rec.h_from_gibbs",
+        "rec.several_fixed_points",
+        "rec.stable_two_cycle",
+        "rec.local_convergence",
+        "rec.local_convergence_numeric",
+        "adv.w_minus_exceeds_w_plus",
+        "var.dr_weights",
+        "var.two_kl_not_monotone",
+        "kl.k3_plain_is_reverse",
+        "kl.k3_ratio_is_forward",
+        "kl.k3_plain_not_forward",
+        "kl.k3_identities_numeric",
+        "pred.gibbs_kl_bernoulli",
+        "pred.beta_eff_closed_form",
+        "pred.p_star_monotone",
+        "pred.library_numeric",
+        "num.maps_vs_symbolic",
+        "num.recurrences_vs_symbolic",
+        "num.fixed_points_vs_symbolic",
     ]
     assert set(wanted) <= set(stage.by_id)
 
@@ -151,13 +182,11 @@ def test_wrong_stability_bound_is_caught():
         return pp * (1 - pp) * sp.Abs(2 * pp - 1) / (2 * (pp * (1 - pp) + e))
 
     assert not recurrence.stability(ctx(), B=b_sq).passed
-    assert not recurrence.stability_numeric(
-        ctx(), B=lambda pp, e: 2 * recurrence.B_np(pp, e)
-    ).passed
+    assert not numerics_maps.stability_numeric(ctx(), B=lambda pp, e: 2 * dyn.B(pp, e)).passed
 
 
 def test_unclipped_claim_for_clipped_objective_is_caught():
-    assert not advantage.clip_identity(ctx(), claimed=lambda x, adv, sign: adv * x).passed
+    assert not clipping.clip_identity(ctx(), claimed=lambda x, adv, sign: adv * x).passed
 
 
 def test_is_zero_does_not_accept_non_identities():

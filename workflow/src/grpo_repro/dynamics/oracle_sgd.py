@@ -14,9 +14,9 @@ Anchors: pi_ref (grpo, dr_grpo), pi_old (mirror, mirror_dr), both with weights a
 
 A group whose G rewards are all 0 or all 1 has p_hat in {0, 1} and A = 0: it carries no
 signal, only the KL term acts on it. The trajectories are compared with the exact iterates pi_n of
-grpo_repro.oracle: TV(pi~_n, pi_n), |p~_n - p_n| <= TV (<= 2 TV as Thm 10 states it), and the
-bound of Thm 10, limsup |p~_n - p*| <= 2 delta*, with delta_n = max(TV_n - TV_{n-1}, 0) and
-delta*_n = sum_{i<=n} delta_i (the smallest increments for which the theorem's assumption holds).
+grpo_repro.oracle by grpo_repro.dynamics.thm10: TV(pi~_n, pi_n), |p~_n - p_n| <= TV, the
+one-step errors delta_n = TV(pi~_n, T pi~_{n-1}), Thm 10's assumption and its conclusion
+limsup |p~_n - p*| <= 2 delta*, tested where the assumption holds.
 """
 
 from __future__ import annotations
@@ -162,20 +162,4 @@ def run(problem: Problem, s: SGDSettings) -> dict:
         traj[n + 1] = log_normalise(theta)
     return dict(
         log_pi=traj, p=pos(traj, problem.reward), frac_degenerate=degenerate, clip_frac=clipped
-    )
-
-
-def compare(log_pi_sgd: np.ndarray, log_pi_exact: np.ndarray, reward: np.ndarray) -> dict:
-    """Per iteration and prompt: TV_n, |p~_n - p_n|, delta*_n and |p~_n - p*| (p* = last exact)."""
-    tv = 0.5 * np.sum(np.abs(np.exp(log_pi_sgd) - np.exp(log_pi_exact)), axis=-1)  # (n+1, Q)
-    p_sgd, p_ex = pos(log_pi_sgd, reward), pos(log_pi_exact, reward)
-    inc = np.maximum(np.diff(tv, axis=0, prepend=tv[:1]), 0.0)
-    delta_star = np.cumsum(inc, axis=0) + tv[:1]
-    return dict(
-        tv=tv,
-        gap=np.abs(p_sgd - p_ex),
-        delta_star=delta_star,
-        gap_to_pstar=np.abs(p_sgd - p_ex[-1][None]),
-        p_sgd=p_sgd,
-        p_exact=p_ex,
     )

@@ -18,6 +18,7 @@ from scipy.special import expit
 
 from grpo_repro.dynamics import fixed_points as fxp
 from grpo_repro.dynamics import maps as dyn
+from grpo_repro.dynamics import prediction as prd
 
 #: p grid of the curves (Fig 1, 2, 4): interior points of (0, 1)
 
@@ -93,8 +94,17 @@ def fig4(cfg: dict) -> dict:
 
 
 # ------------------------------------------------------------------------------------ Fig 5
+#: iterations used to classify a Fig 5 orbit, and the distance at which p_{n_iter} counts as there
+FIG5_CLASSIFY_ITER = 3000
+FIG5_REACHED_TOL = 1e-6
+
+
 def fig5(cfg: dict) -> dict:
-    """p_{n+1} = h(p_n), n = 0..n_iter, for beta x p_ref x p0 (columns beta,p_ref,eps,p0,n,p)."""
+    """p_{n+1} = h(p_n), n = 0..n_iter, for beta x p_ref x p0 (columns beta,p_ref,eps,p0,n,p), and
+    per panel the class of the orbit from the same p0 (dynamics.prediction.orbit_limits over
+    FIG5_CLASSIFY_ITER iterations): orbit = fixed_point / two_cycle / not_converged, its limit
+    (p_limit_a <= p_limit_b; equal for a fixed point, p_N for not_converged) and whether the
+    plotted p_{n_iter} is within FIG5_REACHED_TOL of it (limit_reached_by_n_iter)."""
     eps = float(cfg["eps_dynamics"])
     n_iter = int(cfg["n_iter"])
     rows = []
@@ -103,9 +113,25 @@ def fig5(cfg: dict) -> dict:
             for p_ref in cfg["fig5_p_ref"]:
                 p0 = resolve_p0(spec, p_ref)
                 seq = dyn.iterate_h(p0, p_ref, beta, eps, n_iter)
+                lim = prd.orbit_limits(p_ref, beta, eps, FIG5_CLASSIFY_ITER, p0=p0)
+                kind, a, b = str(lim["kind"]), float(lim["a"]), float(lim["b"])
+                reached = kind != "not_converged" and (
+                    min(abs(seq[-1] - a), abs(seq[-1] - b)) <= FIG5_REACHED_TOL
+                )
                 rows.append(
                     pd.DataFrame(
-                        dict(beta=beta, p_ref=p_ref, eps=eps, p0=p0, n=np.arange(n_iter + 1), p=seq)
+                        dict(
+                            beta=beta,
+                            p_ref=p_ref,
+                            eps=eps,
+                            p0=p0,
+                            n=np.arange(n_iter + 1),
+                            p=seq,
+                            orbit=kind,
+                            p_limit_a=a,
+                            p_limit_b=b,
+                            limit_reached_by_n_iter=bool(reached),
+                        )
                     )
                 )
     df = pd.concat(rows, ignore_index=True)

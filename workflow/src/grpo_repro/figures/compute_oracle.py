@@ -11,6 +11,7 @@ import pandas as pd
 
 from grpo_repro.dynamics import oracle as orc
 from grpo_repro.dynamics import oracle_sgd as osg
+from grpo_repro.dynamics import thm10
 
 
 def _oracle_runs(cfg: dict):
@@ -18,6 +19,30 @@ def _oracle_runs(cfg: dict):
     runs = [(v, np.nan) for v in ("grpo", "mirror", "dr_grpo", "mirror_dr")]
     runs += [(v, float(a)) for v in ("two_kl", "two_kl_dr") for a in cfg["two_kl_alpha"]]
     return runs
+
+
+def _delta_r_check(prob, ex, log_pi0, variant, alpha, init) -> dict:
+    """Delta_R of the two-KL runs (Thm 9): exactly 0 from pi_0 = pi_ref (the iterates keep pi_ref's
+    conditionals on S and F; tol 1e-12), and from a perturbed pi_0 bounded by (1-alpha)^n M0,
+    M0 = max over S and F of the oscillation of log(pi_0/pi_ref) (on S, log(pi_n/pi_ref) =
+    (1-alpha)^n log(pi_0/pi_ref) + const and 0 <= D_alpha <= max log-ratio <= oscillation): the
+    value is max_n (|Delta_R,n| - 1e-12)_+ / ((1-alpha)^n M0) (1e-12: rounding floor), tol 1."""
+    base = dict(variant=variant, alpha=alpha, init=init)
+    dr = np.abs(ex["delta_r"][:, prob.kind == "random"])
+    if log_pi0 is None:
+        return dict(base, check="delta_r_max_abs", value=float(dr.max()), tol=1e-12)
+    u = (log_pi0 - prob.log_pi_ref)[prob.kind == "random"]
+    succ = prob.reward[prob.kind == "random"] > 0.5
+
+    def osc(mask):
+        hi = np.where(mask, u, -np.inf).max(axis=1)
+        lo = np.where(mask, u, np.inf).min(axis=1)
+        return hi - lo
+
+    m0 = np.maximum(osc(succ), osc(~succ))
+    n = np.arange(1, dr.shape[0] + 1)[:, None]
+    ratio = np.maximum(dr - 1e-12, 0) / np.maximum((1 - alpha) ** n * m0[None], 1e-300)
+    return dict(base, check="delta_r_decay_bound", value=float(ratio.max()), tol=1.0)
 
 
 def oracle_exact(cfg: dict) -> dict:
@@ -101,15 +126,9 @@ def oracle_exact(cfg: dict) -> dict:
                     value=float(np.max(1 - ex["p"][:, one])) if one.any() else 0.0,
                     tol=1e-12,
                 ),
-                dict(
-                    variant=variant,
-                    alpha=alpha,
-                    init=init,
-                    check="delta_r_max_abs",
-                    value=float(np.max(np.abs(ex["delta_r"]))),
-                    tol=np.inf,
-                ),
             ]
+            if variant.startswith("two_kl"):
+                checks.append(_delta_r_check(prob, ex, lp0, variant, alpha, init))
     chk = pd.DataFrame(checks)
     chk["passed"] = chk["value"] <= chk["tol"]
     return {"iterates": pd.concat(rows, ignore_index=True), "checks": chk}
@@ -147,16 +166,20 @@ def sgd_settings(cfg: dict) -> list[tuple[str, osg.SGDSettings]]:
 
 
 def oracle_sgd(cfg: dict) -> dict:
-    """Sample-based GRPO vs the exact iterates (Thm 10): per setting, seed and iteration, the mean
-    and max over prompts of TV, |p~ - p|, 2 delta* and |p~ - p*|, degenerate-group and clipped
-    fractions; plus per-prompt PoS trajectories of the baseline (first seed)."""
+    """Sample-based GRPO vs the exact iterates (Thm 10, grpo_repro.dynamics.thm10): per setting, seed
+    and iteration (summary) the mean / max over the random prompts of TV and |p~ - p|, the event
+    lemma, delta*_n (sum of one-step errors), the shares of prompts with delta*_n >= 1, with a
+    violated step condition and with the assumption holding, 2 delta*_n averaged over the prompts
+    where the assumption holds only (NaN if none), |p~ - p*|, degenerate-group and clipped
+    fractions; per setting, seed and prompt (thm10) the assumption and the conclusion of Thm 10;
+    and per-prompt PoS trajectories of the baseline (first seed)."""
     oc = cfg["oracle"]
     prob = orc.make_problem(
         int(oc["n_prompts"]), int(oc["n_outcomes"]), int(oc["seed"]), float(oc["logit_scale"])
     )
     settings = sgd_settings(cfg)
     exact = {}
-    rows, prompts = [], []
+    rows, prompts, thm = [], [], []
     seeds = [int(s) for s in oc["sgd"]["seeds"]]
     n = np.arange(int(oc["n_iter"]) + 1)
     random = prob.kind == "random"
@@ -169,7 +192,15 @@ def oracle_sgd(cfg: dict) -> dict:
         ex = exact[key]
         for seed in seeds:
             out = osg.run(prob, replace(s, seed=seed))
-            c = osg.compare(out["log_pi"], ex["log_pi"], prob.reward)
+            one = thm10.one_step_targets(
+                prob, out["log_pi"], s.variant, s.beta, s.smoothing_eps, s.alpha
+            )
+            c = thm10.compare(out["log_pi"], ex["log_pi"], prob.reward, one)
+            rnd = c["assumption_n"][:, random]
+            valid = np.where(rnd, 2 * c["delta_star"][:, random], 0.0)
+            mean_bound_valid = np.where(
+                rnd.any(1), valid.sum(1) / np.maximum(rnd.sum(1), 1), np.nan
+            )  # 2 delta*_n averaged over the prompts where the assumption holds so far
             rows.append(
                 pd.DataFrame(
                     dict(
@@ -187,14 +218,43 @@ def oracle_sgd(cfg: dict) -> dict:
                         max_tv=c["tv"][:, random].max(1),
                         mean_gap=c["gap"][:, random].mean(1),
                         max_gap=c["gap"][:, random].max(1),
-                        mean_bound=2 * c["delta_star"][:, random].mean(1),
+                        event_bound_holds=np.all(c["event_ok"], axis=1),
+                        mean_delta_star=c["delta_star"][:, random].mean(1),
+                        share_delta_star_ge1=(c["delta_star"][:, random] >= 1).mean(1),
+                        share_step_violated=1
+                        - np.r_[1.0, np.cumprod(c["step_ok"][:, random], 0).mean(1)],
+                        share_assumption_holds=rnd.mean(1),
+                        mean_bound_valid=mean_bound_valid,
                         mean_gap_to_pstar=c["gap_to_pstar"][:, random].mean(1),
-                        bound_holds=np.all(c["gap"] <= 2 * c["delta_star"] + 1e-12, axis=1),
                         frac_degenerate=np.r_[np.nan, out["frac_degenerate"]],
                         clip_frac=np.r_[np.nan, out["clip_frac"]],
                         mean_p_sgd=c["p_sgd"][:, random].mean(1),
                         mean_p_exact=c["p_exact"][:, random].mean(1),
                         control_p0_max=c["p_sgd"][:, prob.kind == "zero"].max(1),
+                    )
+                )
+            )
+            thm.append(
+                pd.DataFrame(
+                    dict(
+                        factor=factor,
+                        G=s.G,
+                        mu=s.mu,
+                        clip_eps=np.nan if s.clip_eps is None else s.clip_eps,
+                        kl=s.kl,
+                        seed=seed,
+                        prompt=np.arange(prob.shape[0])[random],
+                        p_ref=prob.p_ref[random],
+                        p_star=c["p_star"][random],
+                        exact_converged=c["exact_converged"][random],
+                        delta_star=c["delta_star"][-1, random],
+                        max_step_violation=c["step_violation"][:, random].max(0),
+                        step_condition_holds=c["step_ok"][:, random].all(0),
+                        assumption_holds=c["assumption_holds"][random],
+                        tail_gap=c["tail_gap"][random],
+                        bound=c["bound"][random],
+                        bound_applies=c["bound_applies"][random],
+                        conclusion_holds=c["conclusion_holds"][random],
                     )
                 )
             )
@@ -216,4 +276,5 @@ def oracle_sgd(cfg: dict) -> dict:
     return {
         "summary": pd.concat(rows, ignore_index=True),
         "prompts": pd.concat(prompts, ignore_index=True),
+        "thm10": pd.concat(thm, ignore_index=True),
     }

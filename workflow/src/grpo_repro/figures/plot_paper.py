@@ -174,6 +174,21 @@ def plot_fig4(inputs: dict, outputs: list, betas=()) -> None:
 
 
 # ------------------------------------------------------------------------------------ Fig 5
+def _orbit(d: pd.DataFrame) -> str:
+    """Panel title: the orbit's class (compute.fig5); p_50 is labelled as the paper's value."""
+    last = d.iloc[-1]
+    n = int(last.n)
+    if "orbit" not in d:  # an older CSV without the classification
+        return f"p_{n} = {last.p:.3g} (unclassified)"
+    if last.orbit == "fixed_point":
+        if bool(last.limit_reached_by_n_iter):
+            return f"p* = {last.p_limit_a:.3g}"
+        return f"→ p* = {last.p_limit_a:.3g} (not by n={n})"
+    if last.orbit == "two_cycle":
+        return f"2-cycle {last.p_limit_a:.3g} ↔ {last.p_limit_b:.3g}"
+    return f"NOT converged; p_{n} = {last.p:.3g} (paper's 'p* ≈')"
+
+
 def plot_fig5(inputs: dict, outputs: list, p0_specs=()) -> None:
     df = pd.read_csv(inputs["csv"])
     style.apply_style()
@@ -193,8 +208,7 @@ def plot_fig5(inputs: dict, outputs: list, p0_specs=()) -> None:
                 ax.axhline(p_ref, color=style.SERIES_COLORS["reference"], lw=0.8, ls="--")
                 n_last = int(d.n.max())
                 ax.set(
-                    ylim=(-0.02, 1.02),
-                    title=f"β={_fmt(beta)}, p_ref={_fmt(p_ref)}: p* ≈ {d.p.iloc[-1]:.3g}",
+                    ylim=(-0.02, 1.02), title=f"β={_fmt(beta)}, p_ref={_fmt(p_ref)}: " + _orbit(d)
                 )
                 ax.title.set_fontsize(8)
                 if i == len(betas) - 1:
@@ -208,7 +222,8 @@ def plot_fig5(inputs: dict, outputs: list, p0_specs=()) -> None:
         )
         fig.suptitle(
             rf"Fig 5: $p_{{n+1}} = h_{{\epsilon,p_{{ref}}}}(p_n)$, n = 0..{n_last}, $\epsilon$={_fmt(eps)}, "
-            rf"{start}; title: $p^* \approx p_{{{n_last}}}$; dashed: $p_{{ref}}$"
+            rf"{start}; title: class of the orbit (limit $p^*$, 2-cycle, or NOT converged: "
+            rf"then $p_{{{n_last}}}$, the paper's '$p^* \approx$'); dashed: $p_{{ref}}$"
         )
         style.save_figure(fig, *_by_stem(outputs, fig5_stem(spec)), tight=False)
 

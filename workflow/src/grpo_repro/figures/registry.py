@@ -166,9 +166,10 @@ FAMILIES = (
     Family(
         "oracle_sgd",
         "App. F, Thm 10: sample-based GRPO (G samples, smoothed whitened advantage, mu "
-        "steps per batch, clipping as configured) vs the exact iterates.",
+        "steps per batch, clipping as configured) vs the exact iterates; Thm 10's assumption "
+        "(one-step errors delta_n) and conclusion per prompt.",
         "compute_oracle:oracle_sgd",
-        {"summary": "oracle_sgd", "prompts": "oracle_sgd_prompts"},
+        {"summary": "oracle_sgd", "prompts": "oracle_sgd_prompts", "thm10": "oracle_sgd_thm10"},
         ("oracle",),
         "plot_oracle:plot_oracle_sgd",
         _one("oracle_sgd"),

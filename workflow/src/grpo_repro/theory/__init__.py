@@ -1,26 +1,41 @@
 """Stage 1: symbolic (sympy) and numeric checks of the paper's derivations, Sec. 2-5 and App. B-F.
 
 Modules, by section of Mroueh (arXiv 2503.06639):
-  advantage   Sec. 2, eq. (4): whitening, w+ / w- / Omega, contrastive form, clipping identity
-  gibbs       Thm 1, Thm 8: Gibbs optimal policy (stationarity, concavity), PoS logit update, h
-  recurrence  Sec. 3, Prop. 1, Thm 3, Thm 6 / Lemma 1: h', shape, amplification, stability B
-  variants    Sec. 4-5, Thm 4-5, Lemma 2-3, Thm 9: Mirror, Dr., Mirror Dr., beta_eff, two KL terms
-  parametric  App. F, Thm 10: |P(A) - Q(A)| <= TV
+  weights     Sec. 2, eq. (4), Sec. 5: whitening, w+ / w- / Omega, Dr. weights from A = r - p
+  clipping    Sec. 2.2-2.3: weighted contrastive form, clipping identity
   errata      literal readings of Sec. 2 listed as defects in FORMULAS.md (kind "erratum")
+  gibbs       Thm 1, Thm 8: Gibbs optimal policy (stationarity, concavity), PoS, h derived
+  recurrence  Sec. 3, Prop. 1, Thm 3, Thm 6 / Lemma 1: h tied to gibbs, h', shape, amplification, B
+  orbits      Prop. 1, Thm 6: several fixed points, a stable 2-cycle, local convergence (intervals)
+  mirror_dr   Sec. 4-5, Thm 4-5: Mirror, Dr., Mirror Dr. (derived one-step maps), beta_eff
+  two_kl      Sec. 5, Lemma 2-3, Thm 9: two KL terms, amplification, fixed points, no monotonicity
+  parametric  App. F, Thm 10: event/TV lemma, TV accumulation from the iterates, limsup bound
+  kl_estimator FORMULAS.md Sec. 7: gradients of TRL's k3 estimator, plain and ratio-corrected
+  prediction  fixed-point predictions (dynamics.prediction): Gibbs KL, beta_eff, p* monotone in p_ref
+  numerics_*  the numeric library grpo_repro.dynamics against the checked symbolic formulas
 Entry point: run_all(n_random, tol, seed) -> list of records (core.RECORD_KEYS). Never imports snakemake.
 """
 
 from __future__ import annotations
 
 # import order = report order (section by section); importing registers the checks
-from . import (
-    advantage,  # noqa: F401
-    errata,  # noqa: F401
-    gibbs,  # noqa: F401
-    parametric,  # noqa: F401
-    recurrence,  # noqa: F401
-    variant_maps,  # noqa: F401
+# isort: off
+from . import (  # noqa: F401
+    weights,
+    clipping,
+    errata,
+    gibbs,
+    recurrence,
+    orbits,
+    mirror_dr,
+    two_kl,
+    parametric,
+    kl_estimator,
+    prediction,
+    numerics_maps,
 )
+
+# isort: on
 from .core import (
     KINDS,
     METHODS,

@@ -66,7 +66,8 @@ def run_stage(
         line = (
             f"theory: {summary['passed']}/{summary['total']} checks passed (claims "
             f"{summary['claim']['passed']}/{summary['claim']['total']}, errata {summary['erratum']['passed']}/"
-            f"{summary['erratum']['total']}; {summary['symbolic']} symbolic, {summary['numeric']} numeric) "
+            f"{summary['erratum']['total']}; {summary['symbolic']} symbolic, {summary['exact']} exact, "
+            f"{summary['numeric']} numeric) "
             f"in {time.perf_counter() - t0:.2f}s; wrote {json_path}, {md_path}"
         )
         LOG.info(line)

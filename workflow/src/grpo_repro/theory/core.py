@@ -2,9 +2,11 @@
 
 Every claim of the paper that stage 1 verifies is a registered `Check`. A check returns an
 `Outcome` (passed, method, detail); `run_all()` turns each into a record with the keys
-RECORD_KEYS. Methods: `symbolic` (sympy proof: an identity reduced to 0, a sign proven from
-assumptions, an exhaustive case split, an induction step or an exact counterexample) or
-`numeric` (>= n_random random points, explicit tolerance). Kinds: `claim` (a statement of the
+RECORD_KEYS. Methods (METHOD_TEXT): `symbolic` (sympy proof for all parameter values: an identity
+reduced to 0, a sign proven from assumptions, an exhaustive case split, an induction step);
+`exact` (a statement about stated values - a witness or a counterexample - evaluated in exact
+rational arithmetic or certified by interval arithmetic with outward rounding, mpmath.iv); or
+`numeric` (>= n_random random points, explicit tolerance, both in the record). Kinds: `claim` (a statement of the
 paper, possibly as corrected in FORMULAS.md) and `erratum` (a literal reading of the paper's
 text that FORMULAS.md lists as defective; passed=True means it was shown wrong, as documented).
 """
@@ -20,7 +22,14 @@ import numpy as np
 import sympy as sp
 
 KINDS = ("claim", "erratum")
-METHODS = ("symbolic", "numeric")
+METHODS = ("symbolic", "exact", "numeric")
+METHOD_TEXT = {
+    "symbolic": "sympy proof for all parameter values (identity reduced to 0, sign from the "
+    "assumptions, exhaustive case split, induction from a derived map)",
+    "exact": "a statement about stated values (witness or counterexample) in exact rational "
+    "arithmetic or certified interval arithmetic (mpmath.iv, outward rounding)",
+    "numeric": "every one of n_points random points within the tolerance tol",
+}
 RECORD_KEYS = (
     "id",
     "claim",
@@ -218,6 +227,24 @@ def numeric_outcome(err: np.ndarray, tol: float, what: str, n_points: int) -> Ou
         f"{what}: max error {worst:.3g} over {n_points} random points (tol {tol:g})",
         n_points,
     )
+
+
+def iv_function(expr, symbols, dps: int = 50):
+    """A callable evaluating the sympy `expr` in mpmath interval arithmetic (outward rounding;
+    rational constants become exact interval quotients), arguments as `symbols`."""
+    from mpmath import iv
+
+    iv.dps = dps
+    mods = [{"mpf": iv.mpf, "exp": iv.exp, "sqrt": iv.sqrt, "log": iv.log}, "mpmath"]
+    return sp.lambdify(symbols, expr, modules=mods)
+
+
+def iv_of(value):
+    """An mpmath interval enclosing `value` (a sympy Rational / int exactly, a string as decimal)."""
+    from mpmath import iv
+
+    q = sp.Rational(value)
+    return iv.mpf(int(q.p)) / iv.mpf(int(q.q))
 
 
 def log_uniform(rng: np.random.Generator, lo: float, hi: float, n: int) -> np.ndarray:

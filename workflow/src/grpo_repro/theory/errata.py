@@ -1,6 +1,6 @@
 """Errata of Sec. 2 (FORMULAS.md Sec. 1, "Known defects"): literal readings shown wrong.
 
-kind = "erratum": passed = True means the literal reading of the paper's text was shown to be
+Method `exact`: each is shown by an exact rational counterexample. kind = "erratum": passed = True means the literal reading of the paper's text was shown to be
 false (by an exact counterexample), as documented; the corrected statements are separate
 `claim` records (listed in `related`):
 - the first contrastive display writes a conditional expectation E_{o~pi_old, r=1}[.] that drops
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .advantage import f_clip, smax, smin
+from .clipping import f_clip, smax, smin
 from .core import Context, Outcome, register
 
 SEC = "Sec. 2"
@@ -58,7 +58,7 @@ def conditional_display(ctx: Context) -> Outcome:
     shown = sp.nsimplify(exact - indicator) == 0 and exact != literal and un_exact != un_literal
     return Outcome(
         shown,
-        "symbolic",
+        "exact",
         "the literal conditional reading is WRONG, as documented: exact "
         f"counterexample pi_old = (1/4, 3/4), pi_theta = (1/2, 1/2), eps = 1/16, clip_eps = 1/5: "
         f"objective E_old f(ratio, A) = {exact} = indicator form {indicator}, but the conditional "
@@ -90,7 +90,7 @@ def swapped_clip_symbols(ctx: Context) -> Outcome:
     shown = swapped != true and corrected == true
     return Outcome(
         shown,
-        "symbolic",
+        "exact",
         "the literal (swapped) reading is WRONG, as documented: exact counterexample "
         f"ratio x = 2, advantage y = 1, clip_eps = 1/5: f = min(xy, clip(x) y) = {true}, swapped "
         f"x min(y, 1+c) = {swapped}, corrected y min(x, 1+c) = {corrected}; the swapped form also "

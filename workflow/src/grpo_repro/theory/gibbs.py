@@ -1,6 +1,10 @@
 """Thm 1 and Thm 8 (App. B/D): the closed-form optimal policy and its probability of success.
 
-Checks: the Gibbs policy pi = pi_o exp(A/beta)/Z is a stationary point of the Lagrangian of
+The one derivation every PoS map of the package follows from: `gibbs` (the K-outcome optimal
+policy pi_o exp(A/beta)/Z), `gibbs_pos` (its PoS in two-event form, p_o e^{w+/b} / Z, proven equal
+to the K-outcome sum by gibbs.pos_logit), and `h_derived(p, p_ref) = gibbs_pos(p_ref, w+(p), w-(p))`
+(Thm 1 -> Thm 2), to which recurrence.h_of_r, the numeric dynamics.maps.h and the variants' maps
+are tied. Checks: the Gibbs policy pi = pi_o exp(A/beta)/Z is a stationary point of the Lagrangian of
 max_pi E_pi[A] - beta KL(pi||pi_o) on the simplex; the objective's Hessian is negative definite
 (strict concavity, so the stationary point is the unique maximiser); the exact certificate
 J(pi) = beta log Z - beta KL(pi||pi_gibbs) on the simplex; a numeric check against random
@@ -16,6 +20,7 @@ import itertools
 import numpy as np
 import sympy as sp
 
+from . import weights as wts
 from .core import Context, Outcome, equal, logit, numeric_outcome, register, sigma
 
 SEC = "Sec. 2.4-3 / App. B"
@@ -33,6 +38,19 @@ def _symbols():
 def gibbs(pio, adv, b=beta):
     z = sum(o * sp.exp(a / b) for o, a in zip(pio, adv))
     return [o * sp.exp(a / b) / z for o, a in zip(pio, adv)], z
+
+
+def gibbs_pos(po, wp, wm, b=None):
+    """Thm 8 PoS, two-event form: p_o e^{w+/b} / (p_o e^{w+/b} + (1-p_o) e^{-w-/b})."""
+    b = beta if b is None else b
+    return po * sp.exp(wp / b) / (po * sp.exp(wp / b) + (1 - po) * sp.exp(-wm / b))
+
+
+def h_derived(pp, p_ref, b=None, e=None):
+    """Thm 1 -> Thm 2: the GRPO PoS map, the PoS of the Gibbs policy on pi_ref with the eq. (4)
+    weights taken at p: gibbs_pos(p_ref, w+(p), w-(p))."""
+    e = sp.Symbol("eps", positive=True) if e is None else e
+    return gibbs_pos(p_ref, wts.w_plus(pp, e), wts.w_minus(pp, e), b)
 
 
 def objective(pi, pio, adv, b=beta):
@@ -151,9 +169,10 @@ def optimal_numeric(ctx: Context) -> Outcome:
 
 
 def _pos_check(wp, wm):
-    """For every non-trivial reward pattern: Z = p_o X + (1-p_o) Y and PoS odds p_n/(1-p_n) =
-    p_o/(1-p_o) * X/Y, with X = e^{wp/beta}, Y = e^{-wm/beta} (exact rational arithmetic after
-    naming the two exponentials) and a normalised symbolic anchor; then X/Y = e^{(wp+wm)/beta}."""
+    """For every non-trivial reward pattern: Z = p_o X + (1-p_o) Y, the K-outcome PoS equals
+    gibbs_pos(p_o, wp, wm) and the odds p_n/(1-p_n) = p_o/(1-p_o) * X/Y, with X = e^{wp/beta},
+    Y = e^{-wm/beta} (exact rational arithmetic after naming the two exponentials) and a
+    normalised symbolic anchor; then X/Y = e^{(wp+wm)/beta}."""
     o = list(sp.symbols(f"o1:{K}", positive=True))
     o.append(1 - sum(o))
     x, y = sp.symbols("X Y", positive=True)
@@ -168,6 +187,8 @@ def _pos_check(wp, wm):
         pn = sum(v for v, r in zip(star, pat) if r)
         if not equal(z, po * x + (1 - po) * y):
             return False, f"Z fails for pattern {pat}"
+        if sp.cancel(pn - gibbs_pos(po, wp, wm).xreplace(names)) != 0:
+            return False, f"two-event form gibbs_pos fails for pattern {pat}"
         if sp.cancel(pn / (1 - pn) - po / (1 - po) * x / y) != 0:
             return False, f"PoS odds fail for pattern {pat}"
         n += 1
@@ -202,16 +223,22 @@ def pos_logit(ctx: Context) -> Outcome:
     SEC,
 )
 def grpo_map(ctx: Context) -> Outcome:
-    from .advantage import w_minus, w_plus
-
-    p, eps = sp.symbols("p eps", positive=True)
-    ok, how = _pos_check(w_plus(p, eps), w_minus(p, eps))
-    ok = ok and equal(w_plus(p, eps) + w_minus(p, eps), 1 / sp.sqrt(p * (1 - p) + eps))
+    p, eps, pr = sp.symbols("p eps p_ref", positive=True)
+    ok, how = _pos_check(wts.w_plus(p, eps), wts.w_minus(p, eps))
+    h = h_derived(p, pr, beta, eps)
+    ok = (
+        ok
+        and equal(h, gibbs_pos(pr, wts.w_plus(p, eps), wts.w_minus(p, eps)))
+        and equal(wts.w_plus(p, eps) + wts.w_minus(p, eps), wts.omega(p, eps))
+        and equal(wts.omega(p, eps), 1 / sp.sqrt(p * (1 - p) + eps))
+        and equal(h, sigma(logit(pr) + 1 / (beta * sp.sqrt(p * (1 - p) + eps))))
+    )
     return Outcome(
         ok,
         "symbolic",
-        f"K={K}, weights w+(p), w-(p) of eq. (4); {how}: odds = p_ref/(1-p_ref) "
-        "exp((w+ + w-)/beta) with w+ + w- = Omega(p) = 1/sqrt(p(1-p)+eps)",
+        f"K={K}, weights w+(p), w-(p) of eq. (4); {how}: h_derived(p) = gibbs_pos(p_ref, w+(p), "
+        "w-(p)) has odds p_ref/(1-p_ref) exp((w+ + w-)/beta), w+ + w- = Omega(p) = "
+        "1/sqrt(p(1-p)+eps), and equals sigma(logit p_ref + Omega(p)/beta)",
     )
 
 
@@ -232,4 +259,4 @@ def h_two_forms(ctx: Context) -> Outcome:
     )
 
 
-__all__ = ["gibbs", "objective"]
+__all__ = ["gibbs", "gibbs_pos", "h_derived", "objective"]

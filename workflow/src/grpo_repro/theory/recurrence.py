@@ -1,6 +1,9 @@
 """Sec. 3 / App. C: the GRPO success-probability map h, its shape, amplification and stability.
 
-h(p) = sigma(logit p_ref + 1/(beta sqrt(p(1-p)+eps))) (Thm 2). Checks: Prop. 1 (continuity for
+h(p) = sigma(logit p_ref + 1/(beta sqrt(p(1-p)+eps))) (Thm 2), written as the paper writes it
+(`h_of_r`) and tied to its derivation: rec.h_from_gibbs proves h_of_r = gibbs.h_derived (the PoS
+of the Thm 1 Gibbs policy), so h', B and every check below inherit that derivation; the numeric
+library grpo_repro.dynamics.maps is compared with these formulas in numerics_maps.py. Checks: Prop. 1 (continuity for
 eps > 0; the eps = 0 blow-up at the ends; h'(p) = -h(1-h)(1-2p)/(2 beta (p(1-p)+eps)^{3/2});
 h decreasing on (0,1/2), increasing on (1/2,1)); Thm 3 (h(p) > p_ref for 0 < p_ref < 1, so every
 fixed point exceeds p_ref; numeric fixed points); boundaries (p_ref = 0 -> h = 0, p_ref = 1 -> h = 1;
@@ -14,6 +17,9 @@ import numpy as np
 import sympy as sp
 from scipy.special import expit
 
+from grpo_repro.dynamics import maps as dyn
+
+from . import gibbs as gb
 from .core import (
     Context,
     Outcome,
@@ -50,23 +56,34 @@ def B_paper(pp, e):
     return pp * (1 - pp) * sp.Abs(2 * pp - 1) / (2 * (pp * (1 - pp) + e) ** sp.Rational(3, 2))
 
 
-# numpy versions (used by the numeric checks and importable by the figures stage)
-def omega_np(pp, e):
-    return 1.0 / np.sqrt(pp * (1 - pp) + e)
-
-
-def h_np(pp, logit_ref, b, e):
-    return expit(logit_ref + omega_np(pp, e) / b)
-
-
-def B_np(pp, e):
-    return pp * (1 - pp) * np.abs(2 * pp - 1) / (2 * (pp * (1 - pp) + e) ** 1.5)
+@register(
+    "rec.h_from_gibbs",
+    "The paper's h = 1/(1 + ((1-p_ref)/p_ref) exp(-1/(beta sqrt(p(1-p)+eps)))) is the PoS of "
+    "the Thm 1 Gibbs policy: h = gibbs_pos(p_ref, w+(p), w-(p)) (gibbs.h_derived)",
+    "Thm 1 -> Thm 2",
+    SEC,
+)
+def h_from_gibbs(ctx: Context) -> Outcome:
+    pr = sp.Symbol("p_ref", positive=True)
+    s = sp.sqrt(p * (1 - p) + eps)
+    paper = h_of_r(kk=(1 - pr) / pr, rr=s)
+    derived = gb.h_derived(p, pr, beta, eps)
+    # compare odds: both are X/(X + c) forms; odds ratio must be exactly 1
+    odds = sp.powsimp(sp.cancel(sp.together(paper / (1 - paper) / (derived / (1 - derived)))))
+    ok = equal(odds, 1) or equal(paper, derived)
+    return Outcome(
+        ok,
+        "symbolic",
+        "odds of h_of_r over odds of h_derived (Thm 8 PoS with anchor pi_ref and the eq. (4) "
+        f"weights at p) reduce to {sp.simplify(odds) if not ok else 1}",
+    )
 
 
 @register(
     "rec.h_prime", "h'(p) = -h(1-h)(1-2p) / (2 beta (p(1-p)+eps)^{3/2})", "Prop. 1 (App. C)", SEC
 )
-def h_prime(ctx: Context, formula=h_prime_paper) -> Outcome:
+def h_prime(ctx: Context, formula=None) -> Outcome:
+    formula = h_prime_paper if formula is None else formula
     h = h_of_r()
     d = total_derivative(h, p, {r: DR})
     ok = equal(d, formula(h))
@@ -153,13 +170,13 @@ def fixed_points(logit_ref, b, e, grid=2001, iters=64):
     Returns (row index, lo, hi) with h(lo) - lo > 0 >= h(hi) - hi for every bracket."""
     logit_ref, b, e = (np.asarray(v, float)[:, None] for v in (logit_ref, b, e))
     ps = np.linspace(0.0, 1.0, grid)[None, :]
-    g = h_np(ps, logit_ref, b, e) - ps
+    g = dyn.h(ps, expit(logit_ref), b, e) - ps
     rows, cols = np.nonzero((g[:, :-1] > 0) & (g[:, 1:] <= 0))
     lo, hi = ps[0, cols].copy(), ps[0, cols + 1].copy()
     lr, bb, ee = logit_ref[rows, 0], b[rows, 0], e[rows, 0]
     for _ in range(iters):
         mid = 0.5 * (lo + hi)
-        pos = h_np(mid, lr, bb, ee) - mid > 0
+        pos = dyn.h(mid, expit(lr), bb, ee) - mid > 0
         lo, hi = np.where(pos, mid, lo), np.where(pos, hi, mid)
     return rows, lo, hi
 
@@ -238,7 +255,8 @@ def h_at_one(ctx: Context) -> Outcome:
     "Thm 6; Lemma 1 (App. C)",
     SEC,
 )
-def stability(ctx: Context, B=B_paper) -> Outcome:
+def stability(ctx: Context, B=None) -> Outcome:
+    B = B_paper if B is None else B
     q = sp.Symbol("q", positive=True)  # q = 1 - p* > 0
     hh = sp.Symbol("H", positive=True)
     hp_at_fp = h_prime_paper(hh).subs(hh, p)  # fixed point: h(p*) = p*
@@ -257,44 +275,4 @@ def stability(ctx: Context, B=B_paper) -> Outcome:
     )
 
 
-@register(
-    "rec.stability_numeric",
-    "Complex-step h'(p*) at fixed points equals the formula, |h'(p*)| = "
-    "B(p*)/beta, and (|h'(p*)| < 1) == (beta > B(p*))",
-    "Thm 6; Lemma 1",
-    SEC,
-)
-def stability_numeric(ctx: Context, B=B_np) -> Outcome:
-    n, rng = ctx.n_random, ctx.rng
-    ps = rng.uniform(1e-3, 1 - 1e-3, n)  # the fixed point, chosen first
-    b = log_uniform(rng, 1e-2, 10, n)
-    e = log_uniform(rng, 1e-6, 1, n)
-    lr = np.log(ps / (1 - ps)) - omega_np(ps, e) / b  # p_ref making ps a fixed point
-    step = 1e-30
-    z = ps + 1j * step
-    hz = 1.0 / (1.0 + np.exp(-(lr + 1.0 / np.sqrt(z * (1 - z) + e) / b)))
-    fp_err = np.abs(hz.real - ps)
-    dh = hz.imag / step
-    formula = -ps * (1 - ps) * (1 - 2 * ps) / (2 * b * (ps * (1 - ps) + e) ** 1.5)
-    bb = B(ps, e)
-    scale = np.maximum(1.0, np.abs(dh))
-    d_err = np.abs(dh - formula) / scale + np.abs(np.abs(dh) - bb / b) / scale
-    clear = np.abs(b - bb) > 1e-6 * np.maximum(1, b)
-    mismatch = ((np.abs(dh) < 1) != (b > bb)) & clear
-    err = np.concatenate([fp_err, d_err, mismatch.astype(float)])
-    out = numeric_outcome(
-        err,
-        ctx.tol,
-        "max of |h(p*)-p*|, relative errors of h' and |h'| - B/beta, stability mismatch indicator",
-        n,
-    )
-    return Outcome(
-        out.passed,
-        "numeric",
-        out.detail + f"; {int((np.abs(dh) < 1).sum())} stable, "
-        f"{int((np.abs(dh) >= 1).sum())} unstable points",
-        n,
-    )
-
-
-__all__ = ["h_np", "omega_np", "B_np", "fixed_points", "h_prime_paper", "B_paper"]
+__all__ = ["h_of_r", "fixed_points", "h_prime_paper", "B_paper"]

@@ -1,11 +1,10 @@
-"""Sec. 2 (2.1-2.3, eq. (4)): whitening of binary rewards and the weighted contrastive form.
+"""Sec. 2.2-2.3: the weighted contrastive form of GRPO and the clipping identity.
 
-Checks: Bernoulli mean/variance; smoothed advantage values +w+(p), -w-(p) (eq. 4);
-Omega(p) = w+ + w- = (p(1-p)+eps)^(-1/2); the eps = 0 weights sqrt((1-p)/p), sqrt(p/(1-p));
-w+ strictly decreasing, w- strictly increasing on (0,1) (eps > 0 and eps = 0); the unclipped
-GRPO objective equals the weighted contrastive form (finite outcome space, every reward pattern);
-the clipping identity f(x,A) = A min(x,1+c) (A>0), A max(x,1-c) (A<0); the clipped
-(indicator) contrastive form.
+Checks: the unclipped GRPO objective E_{pi_old}[(pi_theta/pi_old) A] equals the weighted
+contrastive form w+ P_theta(r=1) - w- P_theta(r=0) (finite outcome space, every reward pattern,
+weights of eq. (4) from weights.py); the clipping identity f(x,A) = A min(x,1+c) (A>0),
+A max(x,1-c) (A<0) (exhaustive case split and numerically); the clipped (indicator) contrastive
+form; the indicator form carries the event mass (corrected first display, FORMULAS.md Sec. 1).
 """
 
 from __future__ import annotations
@@ -15,147 +14,11 @@ import itertools
 import numpy as np
 import sympy as sp
 
-from .core import (
-    Context,
-    Outcome,
-    equal,
-    log_uniform,
-    numeric_outcome,
-    positive_on_unit_interval,
-    reduce_mod_square,
-    register,
-    total_derivative,
-)
+from . import weights as wts
+from .core import Context, Outcome, equal, log_uniform, numeric_outcome, register
 
 SEC = "Sec. 2"
-p = sp.Symbol("p", positive=True)  # success probability under pi_old, in (0,1)
-eps = sp.Symbol("eps", positive=True)  # smoothing_eps of eq. (4)
-eps0 = sp.Symbol("eps0", nonnegative=True)  # smoothing, eps >= 0 allowed
-r = sp.Symbol("r", positive=True)  # r = sqrt(p(1-p)+eps)
-
-
-def w_plus(pp, e):
-    return (1 - pp) / sp.sqrt(pp * (1 - pp) + e)
-
-
-def w_minus(pp, e):
-    return pp / sp.sqrt(pp * (1 - pp) + e)
-
-
-def omega(pp, e):
-    return 1 / sp.sqrt(pp * (1 - pp) + e)
-
-
-def advantage(reward, pp, e):
-    """Smoothed whitened advantage of eq. (4): (r - p) / sqrt(p(1-p) + eps)."""
-    return (reward - pp) / sp.sqrt(pp * (1 - pp) + e)
-
-
-@register(
-    "adv.bernoulli_moments",
-    "A binary reward r ~ Bernoulli(p) has mean p and variance p(1-p)",
-    "Sec. 2.1",
-    SEC,
-)
-def bernoulli_moments(ctx: Context) -> Outcome:
-    law = {1: p, 0: 1 - p}
-    mean = sum(v * w for v, w in law.items())
-    var = sum((v - mean) ** 2 * w for v, w in law.items())
-    ok = equal(mean, p) and equal(var, p * (1 - p))
-    return Outcome(
-        ok,
-        "symbolic",
-        "E[r] = 1*p + 0*(1-p) = p; E[(r-p)^2] = p(1-p)^2 + (1-p)p^2 expands to p(1-p)",
-    )
-
-
-@register(
-    "adv.smoothed_values",
-    "Smoothed advantage (r-p)/sqrt(p(1-p)+eps) is +w+(p) at r=1 and "
-    "-w-(p) at r=0, w+ = (1-p)/sqrt(p(1-p)+eps), w- = p/sqrt(p(1-p)+eps)",
-    "Sec. 2.3, eq. (4)",
-    SEC,
-)
-def smoothed_values(ctx: Context) -> Outcome:
-    ok = equal(advantage(1, p, eps), w_plus(p, eps)) and equal(
-        advantage(0, p, eps), -w_minus(p, eps)
-    )
-    return Outcome(ok, "symbolic", "A(1) - w+ and A(0) + w- expand to 0")
-
-
-@register("adv.omega", "Omega(p) = w+(p) + w-(p) = 1/sqrt(p(1-p)+eps)", "Sec. 2.3; Thm 8", SEC)
-def omega_identity(ctx: Context, claimed=None) -> Outcome:
-    claimed = omega(p, eps) if claimed is None else claimed
-    ok = equal(w_plus(p, eps) + w_minus(p, eps), claimed)
-    return Outcome(
-        ok,
-        "symbolic",
-        f"w+ + w- - ({claimed}) reduces to 0"
-        if ok
-        else f"w+ + w- - ({claimed}) does not reduce to 0",
-    )
-
-
-@register(
-    "adv.unsmoothed_weights",
-    "Without smoothing (eps=0): w+ = sqrt((1-p)/p), w- = sqrt(p/(1-p)) on (0,1)",
-    "Sec. 2.1; Fig. 1",
-    SEC,
-)
-def unsmoothed_weights(ctx: Context) -> Outcome:
-    q = sp.Symbol("q", positive=True)  # q = 1 - p > 0
-    wp = w_plus(p, 0).subs(1 - p, q)
-    wm = w_minus(p, 0).subs(1 - p, q)
-    ok = equal(wp, sp.sqrt(q / p)) and equal(wm, sp.sqrt(p / q))
-    return Outcome(
-        ok, "symbolic", "with q = 1-p > 0: q/sqrt(pq) = sqrt(q/p), p/sqrt(pq) = sqrt(p/q)"
-    )
-
-
-def _weight_slope(w_of_r, e):
-    """(dw/dp) * 2 r^3 with r = sqrt(p(1-p)+e), reduced with r^2 = p(1-p)+e."""
-    d = total_derivative(w_of_r, p, {r: (1 - 2 * p) / (2 * r)})
-    return reduce_mod_square(sp.expand(d * 2 * r**3), r, p * (1 - p) + e)
-
-
-@register(
-    "adv.w_plus_decreasing",
-    "w+ is strictly decreasing on (0,1), for eps > 0 and for eps = 0: "
-    "dw+/dp = -(1-p+2eps)/(2(p(1-p)+eps)^(3/2)) < 0",
-    "Sec. 2.1",
-    SEC,
-)
-def w_plus_decreasing(ctx: Context) -> Outcome:
-    num = _weight_slope((1 - p) / r, eps0)
-    ok = (
-        equal(num, -(1 - p + 2 * eps0))
-        and positive_on_unit_interval(1 - p + 2 * eps0, p)
-        and positive_on_unit_interval((1 - p).subs(eps0, 0), p)
-    )
-    return Outcome(
-        ok,
-        "symbolic",
-        "chain rule with r = sqrt(p(1-p)+eps), dr/dp = (1-2p)/(2r); "
-        "2r^3 dw+/dp reduces (r^2 = p(1-p)+eps) to -(1-p+2eps); 1-p+2eps > 0 on (0,1) for "
-        "eps >= 0 (substitution p = t/(1+t), t > 0)",
-    )
-
-
-@register(
-    "adv.w_minus_increasing",
-    "w- is strictly increasing on (0,1), for eps > 0 and for eps = 0: "
-    "dw-/dp = (p+2eps)/(2(p(1-p)+eps)^(3/2)) > 0",
-    "Sec. 2.1",
-    SEC,
-)
-def w_minus_increasing(ctx: Context) -> Outcome:
-    num = _weight_slope(p / r, eps0)
-    ok = (
-        equal(num, p + 2 * eps0)
-        and positive_on_unit_interval(p + 2 * eps0, p)
-        and positive_on_unit_interval(p, p)
-    )
-    return Outcome(ok, "symbolic", "2r^3 dw-/dp reduces to p + 2eps > 0 on (0,1) for eps >= 0")
+eps = wts.eps
 
 
 # -------------------------------------------------------------------- contrastive form, K outcomes
@@ -182,13 +45,15 @@ def contrastive_form(ctx: Context, k: int = 4) -> Outcome:
     n = 0
     for pattern in itertools.product((0, 1), repeat=k):
         p_old = sum(ai for ai, ri in zip(a, pattern) if ri)
-        lhs = sum(ai * (bi / ai) * advantage(ri, p_old, eps) for ai, bi, ri in zip(a, b, pattern))
+        lhs = sum(
+            ai * (bi / ai) * wts.advantage(ri, p_old, eps) for ai, bi, ri in zip(a, b, pattern)
+        )
         ind_s = sum(ai * (bi / ai) for ai, bi, ri in zip(a, b, pattern) if ri)
         ind_f = sum(ai * (bi / ai) for ai, bi, ri in zip(a, b, pattern) if not ri)
-        mid = w_plus(p_old, eps) * ind_s - w_minus(p_old, eps) * ind_f
+        mid = wts.w_plus(p_old, eps) * ind_s - wts.w_minus(p_old, eps) * ind_f
         pt_s = sum(bi for bi, ri in zip(b, pattern) if ri)
         pt_f = sum(bi for bi, ri in zip(b, pattern) if not ri)
-        rhs = w_plus(p_old, eps) * pt_s - w_minus(p_old, eps) * pt_f
+        rhs = wts.w_plus(p_old, eps) * pt_s - wts.w_minus(p_old, eps) * pt_f
         if not (equal(lhs, mid) and equal(mid, rhs)):
             return Outcome(False, "symbolic", f"identity fails for reward pattern {pattern}")
         n += 1
@@ -349,4 +214,4 @@ def indicator_vs_conditional(ctx: Context, k: int = 4) -> Outcome:
     )
 
 
-__all__ = ["w_plus", "w_minus", "omega", "advantage", "f_clip", "smin", "smax", "finite_policies"]
+__all__ = ["f_clip", "smin", "smax", "finite_policies"]

@@ -1,7 +1,13 @@
-"""Sec. 4-5 / App. D-E: Mirror GRPO (Thm 4-5), Dr. GRPO and Mirror Dr. GRPO (Sec. 5), the
-mean+variance = mean-only with beta_eff equivalence, and GRPO with two KL regularizers
-(Lemma 2 geometric-mean anchor, Lemma 3 anchor log-odds with Renyi divergences, Thm 9 recurrence,
-amplification when D_alpha(S) <= D_alpha(F), fixed points and contraction rate 1 - alpha).
+"""Sec. 5 / App. E: GRPO with two KL regularizers, beta[alpha KL(pi||pi_ref) + (1-alpha)
+KL(pi||pi_{n-1})]: Lemma 2 (geometric-mean anchor), Lemma 3 (anchor log-odds with Renyi
+divergences), Thm 9 (PoS recurrence, from the Gibbs policy of gibbs.gibbs on that anchor),
+amplification when D_alpha(S) <= D_alpha(F), the fixed points and contraction rate 1 - alpha of
+the mean-only recurrence, and the lack of monotonicity (an interval-certified counterexample of
+the mean+variance recurrence with Delta_R = 0).
+
+`two_kl_x_step` is the Thm 9 map in logit coordinates, x_n = alpha L + (1-alpha) x_{n-1} +
+Delta_R + Omega(sigma(x_{n-1}))/beta (mean-only: 1/beta), used by the counterexample and by the
+comparison with grpo_repro.dynamics (numerics_*.py).
 """
 
 from __future__ import annotations
@@ -10,30 +16,26 @@ import numpy as np
 import sympy as sp
 from scipy.special import logsumexp
 
-from .advantage import w_minus, w_plus
+from . import gibbs as gb
+from . import weights as wts
 from .core import (
     Context,
     Outcome,
     equal,
     is_zero,
-    logit,
+    iv_function,
+    iv_of,
     numeric_outcome,
     positive,
     register,
     sigma,
 )
 
-SEC = "Sec. 4-5 / App. D-E"
-p = sp.Symbol("p", positive=True)
+SEC = "Sec. 5 / App. E"
 eps = sp.Symbol("eps", positive=True)
 beta = sp.Symbol("beta", positive=True)
 alpha = sp.Symbol("alpha", positive=True)
 L = sp.Symbol("L", real=True)  # logit p_ref
-n = sp.Symbol("n", integer=True, nonnegative=True)
-
-
-def omega(pp, e=eps):
-    return 1 / sp.sqrt(pp * (1 - pp) + e)
 
 
 def _unit(name):
@@ -41,167 +43,10 @@ def _unit(name):
     return u / (1 + u)
 
 
-def gibbs_pos(po, wp, wm, b=beta):
-    """Thm 8 PoS, two-event form: p_o e^{w+/b} / (p_o e^{w+/b} + (1-p_o) e^{-w-/b})."""
-    return po * sp.exp(wp / b) / (po * sp.exp(wp / b) + (1 - po) * sp.exp(-wm / b))
-
-
-# ------------------------------------------------------------------------------- Mirror GRPO
-
-
-@register(
-    "var.mirror_recurrence",
-    "Mirror GRPO (anchor pi_{n-1}): logit p_n = logit p_{n-1} + Omega(p_{n-1})/beta",
-    "Thm 4; Thm 5 (App. D)",
-    SEC,
-)
-def mirror_recurrence(ctx: Context) -> Outcome:
-    pn = gibbs_pos(p, w_plus(p, eps), w_minus(p, eps))
-    ok = equal(pn, sigma(logit(p) + omega(p) / beta))
-    return Outcome(
-        ok,
-        "symbolic",
-        "Thm 8 with anchor PoS p_o = p_{n-1} and weights w+-(p_{n-1}) equals "
-        "sigma(logit p_{n-1} + Omega(p_{n-1})/beta) (exp split, cancel)",
-    )
-
-
-@register(
-    "var.mirror_increasing",
-    "Mirror GRPO is strictly increasing for interior p (p_n > p_{n-1}) and has "
-    "no interior fixed point; 0 and 1 are its fixed points (p_ref = 0 absorbing)",
-    "Thm 5 (App. D)",
-    SEC,
-)
-def mirror_increasing(ctx: Context) -> Outcome:
-    q = _unit("u")
-    d = sp.Symbol("d", positive=True)  # exp(-Omega/beta) = 1/(1+d), Omega/beta > 0
-    g = 1 / (1 + (1 - q) / q / (1 + d))
-    inc = positive(g - q)
-    x = sp.Symbol("X", positive=True)  # exp(Omega/beta) in the Thm 8 form
-    g8 = p * x / (p * x + 1 - p)
-    ends = g8.subs(p, 0) == 0 and sp.cancel(g8.subs(p, 1)) == 1
-    return Outcome(
-        inc and ends,
-        "symbolic",
-        f"g(p) - p = {sp.factor(sp.cancel(g - q))} > 0 with p = u/(1+u), "
-        "exp(-Omega/beta) = 1/(1+d): g(p) = p has no solution in (0,1); Thm 8 form gives g(0) = 0, g(1) = 1",
-    )
-
-
-@register(
-    "var.mirror_converges",
-    "Mirror GRPO: p_n -> 1 for p_ref in (0,1), since Omega(p) >= 2/sqrt(1+4eps) "
-    "gives logit p_n >= logit p_ref + 2n/(beta sqrt(1+4eps))",
-    "Thm 5 (App. D)",
-    SEC,
-)
-def mirror_converges(ctx: Context) -> Outcome:
-    gap = sp.Rational(1, 4) + eps - (p * (1 - p) + eps)
-    square = equal(gap, (p - sp.Rational(1, 2)) ** 2)  # p(1-p)+eps <= 1/4 + eps
-    m = 2 / (beta * sp.sqrt(1 + 4 * eps))
-    ok_m = equal(m, 1 / (beta * sp.sqrt(sp.Rational(1, 4) + eps)))
-    g_prev, slack = sp.symbols(
-        "g_prev slack", nonnegative=True
-    )  # x_{n-1} - L - (n-1)m >= 0, Omega/beta - m >= 0
-    x_prev = L + (n - 1) * m + g_prev
-    x_next = x_prev + (m + slack)
-    step = sp.expand(x_next - (L + n * m)).is_nonnegative
-    lim = sp.limit(sigma(L + n * m), n, sp.oo)
-    ok = square and ok_m and bool(step) and lim == 1
-    return Outcome(
-        ok,
-        "symbolic",
-        "1/4 + eps - (p(1-p)+eps) = (p-1/2)^2 >= 0, so Omega(p)/beta >= m = "
-        "2/(beta sqrt(1+4eps)); induction step x_n - (L + n m) = g_prev + slack >= 0; "
-        f"lim sigma(L + n m) = {lim}",
-    )
-
-
-# ------------------------------------------------------------------------------- Dr. GRPO
-
-
-@register(
-    "var.dr_weights", "Dr. GRPO (mean-only, A = r - p): w+ = 1-p, w- = p, Omega = 1", "Sec. 5", SEC
-)
-def dr_weights(ctx: Context) -> Outcome:
-    def adv(reward):  # mean-only normalisation: A = r - mean, mean = p (adv.bernoulli_moments)
-        return reward - p
-
-    ok = equal(adv(1), 1 - p) and equal(-adv(0), p) and equal(adv(1) - adv(0), 1)
-    return Outcome(
-        ok, "symbolic", "A(1) = 1-p = w+, A(0) = -p = -w-; Omega = w+ + w- = A(1) - A(0) = 1"
-    )
-
-
-@register(
-    "var.dr_grpo_one_step",
-    "Dr. GRPO: logit p_n = logit p_ref + 1/beta; the fixed point "
-    "sigma(logit p_ref + 1/beta) is reached in one step and kept",
-    "Sec. 5",
-    SEC,
-)
-def dr_grpo_one_step(ctx: Context) -> Outcome:
-    pr = sp.Symbol("p_ref", positive=True)
-    g = gibbs_pos(pr, 1 - p, p)  # anchor pi_ref, weights at p = p_{n-1}
-    star = sigma(logit(pr) + 1 / beta)
-    const = equal(sp.diff(g, p), 0) or is_zero(sp.diff(g, p))
-    ok = const and equal(g, star) and equal(g.subs(p, star), star)
-    return Outcome(
-        ok,
-        "symbolic",
-        "Thm 8 PoS with anchor pi_ref and weights (1-p, p) equals "
-        "sigma(logit p_ref + 1/beta) for every p (d/dp = 0): p_1 = p*, and p_n = p* for all n >= 1",
-    )
-
-
-@register(
-    "var.mirror_dr_arithmetic",
-    "Mirror Dr. GRPO: logit p_n = logit p_ref + n/beta (arithmetic progression), p_n -> 1",
-    "Sec. 5",
-    SEC,
-)
-def mirror_dr_arithmetic(ctx: Context) -> Outcome:
-    q = sp.Symbol("q", positive=True)  # p_{n-1} in (0,1)
-    one_step = equal(gibbs_pos(q, 1 - q, q), sigma(logit(q) + 1 / beta))
-    base = (L + 0 / beta) == L
-    x_prev = L + n / beta  # induction hypothesis
-    step = equal(x_prev + 1 / beta, L + (n + 1) / beta)
-    lim = sp.limit(sigma(L + n / beta), n, sp.oo)
-    ok = one_step and base and step and lim == 1
-    return Outcome(
-        ok,
-        "symbolic",
-        "one step: logit p_n = logit p_{n-1} + 1/beta (Thm 8, anchor pi_{n-1}); "
-        f"induction base n = 0 and step (L + n/beta) + 1/beta = L + (n+1)/beta; limit {lim}",
-    )
-
-
-@register(
-    "var.beta_eff",
-    "Mean+variance = mean-only with beta_eff = beta sqrt(p(1-p)+eps): same policy "
-    "update and same PoS map; a smaller variance gives larger log-odds increments",
-    "Sec. 5; Sec. 6",
-    SEC,
-)
-def beta_eff(ctx: Context) -> Outcome:
-    s = sp.Symbol("s2", positive=True)  # variance p(1-p)+eps
-    b_eff = beta * sp.sqrt(p * (1 - p) + eps)
-    policy = equal(w_plus(p, eps) / beta, (1 - p) / b_eff) and equal(
-        w_minus(p, eps) / beta, p / b_eff
-    )
-    pos = equal(omega(p) / beta, 1 / b_eff)
-    incr = (-sp.diff(1 / (beta * sp.sqrt(s)), s)).is_positive
-    ok = policy and pos and bool(incr)
-    return Outcome(
-        ok,
-        "symbolic",
-        "w+-(p)/beta = (Dr. weights)/beta_eff for both rewards, so the Gibbs "
-        "policies coincide; Omega/beta = 1/beta_eff; d(1/beta_eff)/d variance < 0",
-    )
-
-
-# ------------------------------------------------------------------------------- two KL terms
+def two_kl_x_step(x_prev, l_ref, a, b, e, delta_r=0, mean_only=False):
+    """Thm 9 in logit coordinates (Delta_R given): the two-KL PoS map x_{n-1} -> x_n."""
+    incr = 1 / b if mean_only else wts.omega(sigma(x_prev), e) / b
+    return a * l_ref + (1 - a) * x_prev + delta_r + incr
 
 
 def _kl(pi, q):
@@ -299,8 +144,7 @@ def two_kl_recurrence(ctx: Context) -> Outcome:
     bar = [x**alpha * y ** (1 - alpha) / zbar for x, y in zip(ref, old)]
     wp, wm = sp.symbols("w_p w_m", positive=True)  # w+-(p_{n-1})
     adv = [wp if r else -wm for r in PATTERN]
-    z = sum(b * sp.exp(a / beta) for b, a in zip(bar, adv))
-    new = [b * sp.exp(a / beta) / z for b, a in zip(bar, adv)]  # Thm 8 with anchor pibar (Lemma 2)
+    new, _ = gb.gibbs(bar, adv, beta)  # Thm 8 with anchor pibar (Lemma 2)
     rhs = (
         alpha * _logit2(pr)
         + (1 - alpha) * _logit2(po)
@@ -309,7 +153,7 @@ def two_kl_recurrence(ctx: Context) -> Outcome:
     )
     q = sp.Symbol("q", positive=True)
     ok = is_zero(_log_odds(new, PATTERN) - rhs) and equal(
-        w_plus(q, eps) + w_minus(q, eps), omega(q)
+        wts.w_plus(q, eps) + wts.w_minus(q, eps), wts.omega(q, eps)
     )
     return Outcome(
         ok,
@@ -407,4 +251,41 @@ def two_kl_fixed_points(ctx: Context) -> Outcome:
     )
 
 
-__all__ = ["gibbs_pos", "renyi_np", "omega"]
+#: the counterexample to monotonicity: alpha, beta, p_ref, eps (Delta_R = 0: pi_0 = pi_ref)
+NON_MONOTONE = dict(
+    alpha=sp.Rational(9, 10), beta=5, p_ref=sp.Rational(1, 1000), eps=sp.Rational(1, 10**5)
+)
+
+
+@register(
+    "var.two_kl_not_monotone",
+    "Two KL (mean+variance): the PoS sequence is not monotone in general: with Delta_R = 0 "
+    "(pi_0 = pi_ref), alpha = 9/10, beta = 5, p_ref = 1/1000, eps = 1e-5: p_0 < p_1 > p_2",
+    "Thm 9 (App. E: 'no monotonicity')",
+    SEC,
+)
+def two_kl_not_monotone(ctx: Context, params=None) -> Outcome:
+    prm = NON_MONOTONE if params is None else params
+    x, lr, a, b, e = sp.symbols("x l_ref a b e", real=True)
+    step = iv_function(two_kl_x_step(x, lr, a, b, e), (x, lr, a, b, e))
+    pr = iv_of(prm["p_ref"])
+    args = [iv_of(prm[k]) for k in ("alpha", "beta", "eps")]
+    from mpmath import iv
+
+    x0 = iv.log(pr / (1 - pr))
+    x1 = step(x0, x0, *args)
+    x2 = step(x1, x0, *args)
+    up = (x1 - x0).a > 0  # lower end of the enclosure of x_1 - x_0
+    down = (x2 - x1).b < 0  # upper end of the enclosure of x_2 - x_1
+    return Outcome(
+        bool(up and down),
+        "exact",
+        f"alpha = {prm['alpha']}, beta = {prm['beta']}, p_ref = {prm['p_ref']}, eps = "
+        f"{prm['eps']}, Delta_R = 0 (exact from pi_0 = pi_ref, see the oracle): interval "
+        f"enclosures x_1 - x_0 in [{float((x1 - x0).a):.4g}, {float((x1 - x0).b):.4g}], "
+        f"x_2 - x_1 in [{float((x2 - x1).a):.4g}, {float((x2 - x1).b):.4g}]: logit p_n rises "
+        "then falls (Omega(p_1) < alpha Omega(p_0))",
+    )
+
+
+__all__ = ["two_kl_x_step", "delta_renyi", "renyi_np", "NON_MONOTONE"]
