@@ -7,7 +7,8 @@ the errata of Sec. 2 (grpo_repro.theory). Fails, naming the checks in its log, i
 
 
 rule theory_derivations:
-    """Sec. 2-5: each claim proven with sympy or checked at n_random random points."""
+    """Sec. 2-5: each claim proven with sympy, shown exactly (rational or certified interval
+    arithmetic) or checked at n_random random points; derivations.md says which."""
     input:
         code=code("theory_derivations.py"),
     output:
