@@ -21,9 +21,11 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/fixed_point.smk"
 
 
-report: "workflow/report/workflow.rst"
+# the landing page, written by the rule report_landing from results/summary.json
+report: "results/report/landing.rst"
 
 
 onsuccess:

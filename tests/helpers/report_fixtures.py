@@ -4,7 +4,7 @@
   results/evaluate/ref/{split}/step_0.{csv,json} and
   results/evaluate/{variant}/seed_{seed}/{split}/step_{N}.{csv,json} for every train.seeds seed,
   results/train/{variant}/seed_{seed}/train_log.csv and run.json (resolved config under "config"),
-  results/theory/derivations.{json,md}.
+  results/data/splits.json, results/theory/derivations.{json,md}.
 Success counts are binomial draws around p_k = sigma(logit p_ref + rate * k) (a slow, partial
 amplification; each seed's rate differs a little); a fifth of the prompts have p_ref = 0 and
 stay at 0.
@@ -99,6 +99,10 @@ def make_results(root, config: dict, steps, n_prompts=None, samples=None, seed=0
                 indent=2,
             )
         )
+    data = res / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    stats = {split: {"n": n_prompts[split], "step_mix": [0.3, 0.4, 0.3]} for split in truth}
+    (data / "splits.json").write_text(json.dumps(stats))
     theory = res / "theory"
     theory.mkdir(parents=True, exist_ok=True)
     recs = [

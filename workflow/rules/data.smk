@@ -5,14 +5,12 @@ record carries its rendered prompt (grpo_repro.data.prepare).
 
 
 rule data_prepare:
-    """Train, held-out test and the fixed training pool (JSONL), and the tokenizer that rendered them."""
+    """The prompt sets (JSONL: train, val, test, the training pool, the organism's SFT data), their
+    sizes and difficulty mix (splits.json) and the tokenizer that rendered them."""
     input:
         code=code("data_prepare.py"),
     output:
-        train=f"{RESULTS}/data/train.jsonl",
-        test=f"{RESULTS}/data/test.jsonl",
-        pool=f"{RESULTS}/data/train_pool.jsonl",
-        tokenizer=directory(f"{RESULTS}/data/tokenizer"),
+        **data_outputs(),
     log:
         f"{LOGS}/data/data_prepare.log",
     benchmark:

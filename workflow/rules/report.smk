@@ -10,6 +10,46 @@ under results/report/. Editing plotting code reruns plot rules only, never evalu
 from grpo_repro.report.registry import module_of as report_module
 
 
+rule report_training:
+    """Training curves' data: reward, KL, entropy, completion length, clip ratio per run and step."""
+    input:
+        logs=[f"{RESULTS}/train/{r}/train_log.csv" for r in RUNS],
+        code=code("report_training.py"),
+    output:
+        csv=f"{REPORT_DATA}/training.csv",
+    log:
+        f"{LOGS}/report/report_training.log",
+    benchmark:
+        f"{BENCH}/report/report_training.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        runs=RUNS,
+    script:
+        "../scripts/report_training.py"
+
+
+rule report_landing:
+    """The report's landing page (results/report/landing.rst): the headline numbers read from
+    results/summary.json, the theory stage's pass count, the configuration's differences from the
+    paper (the Snakefile's `report:` page)."""
+    input:
+        json=f"{RESULTS}/summary.json",
+        code=code("report_landing.py"),
+    output:
+        rst=f"{REPORT}/landing.rst",
+    log:
+        f"{LOGS}/report/report_landing.log",
+    benchmark:
+        f"{BENCH}/report/report_landing.tsv"
+    conda:
+        ENV
+    threads: 1
+    script:
+        "../scripts/report_landing.py"
+
+
 rule report_tables:
     """Sec. 6: every evaluation table -> one long CSV; pi_ref (step 0) repeated under each variant."""
     input:
@@ -111,6 +151,7 @@ rule report_summary:
         shares=rules.report_amplification.output.shares,
         overlay=rules.report_overlay.output.summary,
         derivations=rules.theory_derivations.output.json,
+        splits=rules.data_prepare.output.stats,
         runs=[train_done(f"{v}/seed_{SEEDS[0]}") for v in VARIANTS],  # settings of each variant
         train_logs=[f"{RESULTS}/train/{r}/train_log.csv" for r in RUNS],
         code=code("report_summary.py"),

@@ -9,7 +9,7 @@ train.save_steps optimizer steps under results/train/{variant}/seed_{seed}/check
 rule train_reference:
     """The organism's pi_ref: SFT of the small Qwen2 on the training split's worked solutions."""
     input:
-        train=rules.data_prepare.output.train,
+        train=rules.data_prepare.output.get("sft", []),
         tokenizer=rules.data_prepare.output.tokenizer,
         code=code("train_reference.py"),
     output:

@@ -6,5 +6,4 @@ from grpo_repro.data.prepare import prepare
 
 sm = snakemake
 io.log_to(sm.log[0])
-out = sm.output
-prepare(sm.params.settings, out.train, out.test, out.pool, out.tokenizer)
+prepare(sm.params.settings, dict(sm.output.items()))

@@ -20,6 +20,7 @@ s = summary.build(
     train_logs=dict(zip(sm.params.runs, inp.train_logs)),
     config=sm.params.config,
     bench=summary.benchmarks(sm.params.benchmarks),
+    splits=io.read_json(inp.splits),
 )
 s["provenance"] = {
     k: v for k, v in provenance.record({}, inputs=list(inp)).items() if k != "config"

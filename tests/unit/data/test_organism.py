@@ -1,44 +1,91 @@
-"""The model organism: generated problems are correct by construction, splits are disjoint, and
-the word-level tokenizer keeps every number as one token."""
+"""The model organism: generated problems are correct by construction, the splits are disjoint and
+identically distributed (their difficulty mixes agree within sampling noise: a chi-square test that
+fails on the old generator's cut-before-shuffle split), the noisy teacher slips but keeps the gold,
+and the word-level tokenizer keeps every number as one token."""
 
+import random
 import re
 
+import numpy as np
 import pytest
+from scipy.stats import chi2_contingency
 
-from grpo_repro.data.organism import TaskSpec, generate, make_problem
+from grpo_repro.data.organism import (
+    SPLITS,
+    TaskSpec,
+    chain,
+    generate,
+    make_problem,
+    noisy_solution,
+    step_mix,
+)
 from grpo_repro.data.tokenizer import build_tokenizer
 from grpo_repro.reward import gold_number, is_correct
+
+SPEC = TaskSpec(1, 3, 9, 99)
+SIZES = {"test": 300, "val": 300, "train": 600, "sft": 3000}
 
 
 @pytest.fixture(scope="module")
 def splits():
-    return generate(3000, 200, TaskSpec(), seed=0)
+    return generate(SIZES, SPEC, seed=0)
 
 
 def test_answers_correct_by_construction(splits):
-    for rec in splits[0] + splits[1]:
+    for rec in [r for recs in splits.values() for r in recs]:
         value = int(re.search(r"has (\d+)", rec["question"]).group(1))
+        assert value == rec["start"]
         for line in rec["answer"].splitlines()[:-1]:
             a, op, b, _, c = line.split()
             assert int(a) == value
             value = {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[op]
-            assert value == int(c) and 0 <= value <= 999
+            assert value == int(c) and 0 <= value <= 99
         assert gold_number(rec["answer"]) == str(value) == rec["gold"]
+        assert chain(rec["start"], rec["ops"])[1] == value
         assert is_correct(rec["answer"], rec["gold"])
 
 
-def test_no_overlap_between_train_and_test(splits):
-    train, test = splits
-    assert not {r["question"] for r in train} & {r["question"] for r in test}
-    assert not {r["answer"] for r in train} & {r["answer"] for r in test}
-    assert len({r["prompt_id"] for r in train + test}) == len(train) + len(test)
+def test_splits_are_disjoint_and_sized(splits):
+    assert {k: len(v) for k, v in splits.items()} == SIZES
+    questions = [r["question"] for recs in splits.values() for r in recs]
+    assert len(set(questions)) == len(questions)
+    ids = [r["prompt_id"] for recs in splits.values() for r in recs]
+    assert len(set(ids)) == len(ids) and splits["val"][0]["prompt_id"] == "val_00000"
+
+
+def _mix_p_value(a, b, max_steps=3) -> float:
+    counts = np.array(
+        [[sum(r["steps"] == k for r in recs) for k in range(1, max_steps + 1)] for recs in (a, b)]
+    )
+    return float(chi2_contingency(counts).pvalue)
+
+
+def test_splits_share_one_difficulty_mix(splits):
+    """Every split against the SFT split: no difference in the share of 1/2/3-step problems."""
+    for name in ("test", "val", "train"):
+        assert _mix_p_value(splits[name], splits["sft"]) > 1e-3, (name, step_mix(splits[name], 3))
+
+
+def test_mix_test_fails_when_splits_are_cut_before_shuffling():
+    """The old generator took the test split from the first problems drawn: the one-step
+    problems (few distinct ones) ran out early, so the mixes differ and the test catches it."""
+    rng, seen, out = random.Random(0), set(), []
+    spec = TaskSpec(1, 3, 9, 99)
+    while len(out) < 3300:
+        prob = make_problem(rng, spec)
+        keys = {"q:" + prob["question"], "a:" + prob["answer"]}
+        if keys & seen:
+            continue
+        seen |= keys
+        out.append(prob)
+    assert _mix_p_value(out[:300], out[300:]) < 1e-3
 
 
 def test_seeded_and_difficulty_knob():
-    assert generate(50, 10, TaskSpec(), 3) == generate(50, 10, TaskSpec(), 3)
-    assert generate(50, 10, TaskSpec(), 3) != generate(50, 10, TaskSpec(), 4)
-    import random
-
+    small = {"test": 10, "train": 50}
+    assert generate(small, TaskSpec(), 3) == generate(small, TaskSpec(), 3)
+    assert generate(small, TaskSpec(), 3) != generate(small, TaskSpec(), 4)
+    assert set(generate(small, TaskSpec(), 3)) == set(SPLITS)
     rng = random.Random(0)
     one = [make_problem(rng, TaskSpec(1, 1, 9)) for _ in range(50)]
     assert all(r["steps"] == 1 and r["answer"].count("\n") == 1 for r in one)
@@ -46,11 +93,27 @@ def test_seeded_and_difficulty_knob():
         TaskSpec(3, 2)
 
 
+def test_noisy_teacher_slips_and_continues_from_the_slip(splits):
+    rng = random.Random(1)
+    recs = splits["sft"][:2000]
+    noisy = [noisy_solution(r, rng, 0.25, [-2, -1, 1, 2], 99) for r in recs]
+    wrong = [n for n, r in zip(noisy, recs) if not is_correct(n, r["gold"])]
+    n_eq = sum(len(r["ops"]) for r in recs)
+    assert 0.2 < len(wrong) / len(recs) < 0.7  # about 1 - 0.75^steps of the solutions end wrong
+    for text in noisy:  # each line continues from the previous (slipped) result
+        lines = text.splitlines()[:-1]
+        for prev, line in zip(lines, lines[1:]):
+            assert prev.split()[-1] == line.split()[0]
+        assert all(0 <= int(x.split()[-1]) <= 99 for x in lines)
+    assert n_eq > 0 and noisy_solution(recs[0], rng, 0.0, [1], 99) == recs[0]["answer"]
+
+
 def test_tokenizer_numbers_are_single_tokens(splits):
-    texts = [r["question"] + "\n" + r["answer"] for r in splits[0][:200]]
-    tok = build_tokenizer(texts)
-    ids = tok("Tom has 123 apples.\n#### 999")["input_ids"]
+    texts = [r["question"] + "\n" + r["answer"] for r in splits["sft"][:200]]
+    tok = build_tokenizer(texts, max_value=99)
+    ids = tok("Tom has 12 apples.\n#### 99")["input_ids"]
     pieces = tok.convert_ids_to_tokens(ids)
-    assert pieces == ["Tom", "has", "123", "apples", ".", "\n", "####", "999"]
+    assert pieces == ["Tom", "has", "12", "apples", ".", "\n", "####", "99"]
     assert tok.unk_token_id not in tok(texts[0])["input_ids"]
-    assert is_correct(tok.decode(tok(splits[0][0]["answer"])["input_ids"]), splits[0][0]["gold"])
+    first = splits["sft"][0]
+    assert is_correct(tok.decode(tok(first["answer"])["input_ids"]), first["gold"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.special import expit, logit
 
@@ -160,6 +161,23 @@ def test_summary_build_and_markdown(tmp_path, default_config):
     assert len(s["paired_difference_by_seed"]) == len(runs) * 2  # every run, both splits
     md = markdown.markdown(s)
     assert "NOT comparable" in md and "37.5%" in md and "not exact iterations" in md
+    # the report's landing page: the same numbers, valid reStructuredText
+    from docutils.core import publish_parts
+
+    from grpo_repro.report.landing import landing_rst
+
+    rst = landing_rst(s)
+    grpo_test = next(
+        r for r in s["paired_difference"] if r["variant"] == "grpo" and r["split"] == "test"
+    )
+    assert f"{100 * grpo_test['mean_final']:.1f}%" in rst and "21.0%" in rst and "37.5%" in rst
+    assert f"{s['derivations']['claims_passed']} / {s['derivations']['claims_total']} claims" in rst
+    html = publish_parts(
+        rst,
+        writer="html",
+        settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": False},
+    )["body"]
+    assert "system-message" not in html
 
 
 @pytest.mark.parametrize("config_file", ["config.yaml", "paper.yaml"])
@@ -188,3 +206,23 @@ def test_report_captions_render(config_file):
             settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": False},
         )["body"]
         assert "system-message" not in html, (path.name, html)
+
+
+def test_training_frame_reads_every_run(tmp_path):
+    from grpo_repro.report.training import training_frame
+
+    logs = {}
+    for run in ("grpo/seed_0", "grpo/seed_1"):
+        path = tmp_path / run.replace("/", "_")
+        pd.DataFrame(
+            {
+                "step": [1, 2, 3, 4],
+                "reward": [0.2, None, 0.4, None],
+                "kl": [0, 0.1, 0.2, 0.3],
+                "entropy": [1.0, 0.9, 0.8, 0.7],
+            }
+        ).to_csv(path, index=False)
+        logs[run] = path
+    f = training_frame(logs)
+    assert set(f["metric"]) == {"reward", "kl", "entropy"} and set(f["seed"]) == {0, 1}
+    assert len(f[(f.metric == "reward") & (f.seed == 0)]) == 2  # logged at generation steps only

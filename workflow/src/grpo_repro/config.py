@@ -157,6 +157,24 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 "groups per device and accumulation step (divisible by grad_accum * devices * G / G)",
             )
         )
+    fp = config.get("fixed_point", {})
+    if fp.get("save_steps", 1) % train.get("num_iterations", 1):
+        found.append(
+            (["fixed_point", "save_steps"], "must be a multiple of train.num_iterations (mu)")
+        )
+    if 2 * fp.get("save_steps", 1) > fp.get("max_steps", 2):
+        found.append(
+            (
+                ["fixed_point", "save_steps"],
+                "at most half of fixed_point.max_steps: the "
+                "plateau is read from the last two checkpoints",
+            )
+        )
+    pool_n = data.get("train_pool")
+    if pool_n is not None and fp.get("n_prompts", 0) > pool_n:
+        found.append((["fixed_point", "n_prompts"], f"must be <= data.train_pool ({pool_n})"))
+    if fp.get("n_prompts", 10**9) < train.get("prompts_per_step", 1):
+        found.append((["fixed_point", "n_prompts"], "must be >= train.prompts_per_step"))
     pool, n_train = data.get("train_pool"), data.get("n_train")
     if pool is not None and n_train is not None and pool > n_train:
         found.append((["data", "train_pool"], f"must be <= data.n_train ({n_train})"))

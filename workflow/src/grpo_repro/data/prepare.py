@@ -1,14 +1,19 @@
 """The rule data_prepare (Sec. 6 prompt sets): the organism's generated problems and word-level
 tokenizer, or GSM8K (hub or local JSONL) with the model's tokenizer; every record gets its rendered
-prompt, so SFT, GRPO and evaluation read the same text. Writes train, test and the training pool."""
+prompt, so SFT, GRPO and evaluation read the same text. Writes the splits of grpo_repro.data.sets
+(train, val, test, the training pool, and for the organism the SFT data written by the noisy
+teacher) and splits.json: each split's size and difficulty mix (steps per problem)."""
 
 from __future__ import annotations
 
 import json
+import random
 
 from grpo_repro import io
 from grpo_repro.data import sets
 from grpo_repro.data.prompts import format_prompt
+
+SFT_SEED_OFFSET = 777  # the noisy teacher's slips are drawn from seed + this
 
 
 def make_tokenizer(config: dict, records: list[dict]):
@@ -25,19 +30,45 @@ def make_tokenizer(config: dict, records: list[dict]):
     return load_tokenizer(config["model"]["name_or_path"])
 
 
-def prepare(config: dict, train_path, test_path, pool_path, tokenizer_dir) -> dict:
-    """Write the three prompt sets and the tokenizer that rendered them; returns their sizes.
-    `config` holds the keys seed, data, prompt, organism and model."""
-    train, test = sets.raw_records(config)
-    tokenizer = make_tokenizer(config, train + test)
-    tokenizer.save_pretrained(tokenizer_dir)  # a record of the tokenizer that rendered the prompts
-    train, test = (
-        sets.render(train, config["prompt"], tokenizer),
-        sets.render(test, config["prompt"], tokenizer),
-    )
-    pool = sets.train_pool(train, config["data"]["train_pool"], config["seed"])
-    for path, recs in ((train_path, train), (test_path, test), (pool_path, pool)):
-        io.write_jsonl(path, recs)
-    sizes = {"train": len(train), "test": len(test), "train_pool": len(pool)}
-    print(json.dumps(sizes))
-    return sizes
+def teach(records: list[dict], organism: dict, seed: int) -> list[dict]:
+    """The SFT data: each record with `sft_answer`, the noisy teacher's worked solution
+    (grpo_repro.data.organism.noisy_solution); the gold answer stays correct."""
+    from grpo_repro.data.organism import noisy_solution
+
+    rng = random.Random(seed + SFT_SEED_OFFSET)
+    p, slips, top = organism["teacher_noise"], organism["teacher_slips"], organism["max_value"]
+    return [{**r, "sft_answer": noisy_solution(r, rng, p, slips, top)} for r in records]
+
+
+def split_stats(splits: dict, max_steps: int | None) -> dict:
+    """{split: {"n": size, "step_mix": [share of 1, 2, ... step problems]}} (organism only)."""
+    from grpo_repro.data.organism import step_mix
+
+    out = {}
+    for name, recs in splits.items():
+        out[name] = {"n": len(recs)}
+        if max_steps and recs and "steps" in recs[0]:
+            out[name]["step_mix"] = step_mix(recs, max_steps)
+    return out
+
+
+def prepare(config: dict, outputs: dict) -> dict:
+    """Write every split of `outputs` ({split: path}: train, val, test, pool, sft, plus tokenizer
+    (a directory) and stats (splits.json)); returns the statistics. `config` holds the keys seed,
+    data, prompt, organism and model."""
+    splits = sets.raw_records(config)
+    everything = [r for recs in splits.values() for r in recs]
+    tokenizer = make_tokenizer(config, everything)
+    tokenizer.save_pretrained(outputs["tokenizer"])  # a record of what rendered the prompts
+    splits = {k: sets.render(v, config["prompt"], tokenizer) for k, v in splits.items()}
+    splits["pool"] = sets.train_pool(splits["train"], config["data"]["train_pool"], config["seed"])
+    if "sft" in splits:
+        splits["sft"] = teach(splits["sft"], config["organism"], config["seed"])
+    for name, recs in splits.items():
+        if name in outputs:
+            io.write_jsonl(outputs[name], recs)
+    organism = config["data"]["source"] == "organism"
+    stats = split_stats(splits, config["organism"]["max_steps"] if organism else None)
+    io.write_json(outputs["stats"], stats)
+    print(json.dumps(stats))
+    return stats

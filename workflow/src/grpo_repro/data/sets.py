@@ -1,6 +1,12 @@
-"""Prompt sets of the experiment (Sec. 6): the training split, the held-out split and a fixed pool
-of training prompts that GRPO trains on (organism) or that evaluation tracks (paper), each record
-carrying its rendered prompt so that training and evaluation see the same text.
+"""Prompt sets of the experiment (Sec. 6), each record carrying its rendered prompt so that SFT,
+training and evaluation see the same text:
+  train  the prompts GRPO trains on (one epoch: each seen once; the paper's regime)
+  val    a validation split from the training distribution (settings are chosen on it, never on
+         the test split; evaluated when eval.splits holds `val`)
+  test   held-out problems: the headline
+  pool   a fixed, seeded sample of `train` (prompts training did see), tracked by evaluation as the
+         `train` split; with train.on_pool GRPO trains on it alone, many epochs
+  sft    the organism only: the worked solutions pi_ref learns from (disjoint from the others)
 """
 
 from __future__ import annotations
@@ -19,29 +25,39 @@ def read_prompts(path) -> list[dict]:
     return io.read_jsonl(path, required=PROMPT_FIELDS)
 
 
-def organism_records(config: dict) -> tuple[list[dict], list[dict]]:
+def organism_records(config: dict) -> dict:
     from grpo_repro.data.organism import TaskSpec, generate
 
     org, data = config["organism"], config["data"]
     spec = TaskSpec(org["min_steps"], org["max_steps"], org["max_operand"], org["max_value"])
-    return generate(data["n_train"], data["n_test"], spec, seed=config["seed"])
+    sizes = {
+        "train": data["n_train"],
+        "val": data["n_val"],
+        "test": data["n_test"],
+        "sft": org["n_sft"],
+    }
+    return generate(sizes, spec, seed=config["seed"], dedup=org["dedup"])
 
 
-def gsm8k_records(config: dict) -> tuple[list[dict], list[dict]]:
+def gsm8k_records(config: dict) -> dict:
+    """GSM8K's splits: train (the first n_train problems, minus the last n_val kept as `val`),
+    test (the first n_test)."""
     from grpo_repro.data.gsm8k import load_gsm8k
 
     data = config["data"]
-    train = load_gsm8k("train", data["gsm8k_train_path"], data["gsm8k_hub_id"], data["n_train"])
+    n_val = data["n_val"] or 0
+    n = None if data["n_train"] is None else data["n_train"] + n_val
+    train = load_gsm8k("train", data["gsm8k_train_path"], data["gsm8k_hub_id"], n)
     test = load_gsm8k("test", data["gsm8k_test_path"], data["gsm8k_hub_id"], data["n_test"])
-    return train, test
+    val = [{**r, "prompt_id": f"val_{i:05d}"} for i, r in enumerate(train[len(train) - n_val :])]
+    return {"train": train[: len(train) - n_val], "val": val, "test": test}
 
 
-def raw_records(config: dict) -> tuple[list[dict], list[dict]]:
-    return (
-        organism_records(config)
-        if config["data"]["source"] == "organism"
-        else gsm8k_records(config)
-    )
+def raw_records(config: dict) -> dict:
+    """{split: records} of the configured data source."""
+    if config["data"]["source"] == "organism":
+        return organism_records(config)
+    return gsm8k_records(config)
 
 
 def render(records: list[dict], prompt_cfg: dict, tokenizer=None) -> list[dict]:

@@ -28,26 +28,58 @@ def markdown(s: dict) -> str:
         f"`{cfg['model']['name_or_path'] or 'organism (built by the pipeline)'}`; data `{cfg['data']['source']}`; "
         f"beta = {t['beta']}, smoothing eps = {t['smoothing_eps']}, advantage = {t['advantage']}, "
         f"mu = {t['num_iterations']}, G = {t['num_generations']}, lr = {t['learning_rate']}; "
-        f"{cfg['eval']['samples']} samples per prompt. Intervals: 95%, bootstrap over prompts "
-        f"({cfg['report']['n_bootstrap']} resamples).",
+        f"{cfg['eval']['samples']} samples per prompt; GRPO seeds {t['seeds']}. Intervals: 95%; "
+        "pooled over GRPO seeds: a crossed bootstrap that resamples seeds and prompts; per seed: a "
+        f"bootstrap over prompts ({cfg['report']['n_bootstrap']} resamples).",
         "",
     ]
     pc = s["paper_comparison"]
+    paper = pc["paper"]
     L += [
-        "## Reference and final success beside the paper",
+        "## Held-out success beside the paper",
         "",
-        "| | pi_ref | final (grpo) |",
-        "|---|---|---|",
-        f"| paper (GSM8K test) | {_pct(pc['paper']['ref_mean_success'])} | {_pct(pc['paper']['final_mean_success'])} |",
-        f"| this run ({pc['ours']['split']}, step {pc['ours']['final_step']}) | "
-        f"{_pct(pc['ours']['ref_mean_success'])} | {_pct(pc['ours']['final_mean_success'])} |",
-        "",
-        pc["statement"],
-        "",
+        "| | pi_ref | final | final - pi_ref [95% CI] | seeds with a gain |",
+        "|---|---|---|---|---|",
+        f"| paper: grpo, GSM8K test, one run | {_pct(paper['ref_mean_success'])} | "
+        f"{_pct(paper['final_mean_success'])} | "
+        f"{_pct(paper['final_mean_success'] - paper['ref_mean_success'])} | - |",
     ]
+    for r in s["paired_difference"]:
+        if r["split"] == "test":
+            L.append(
+                f"| this run: {r['variant']}, test (step {r['final_step']}) | {_pct(r['mean_ref'])} | "
+                f"{_pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} | "
+                f"{r.get('n_seeds_positive', 'n/a')} / {r.get('n_seeds', 'n/a')} |"
+            )
+    L += ["", pc["statement"], ""]
     if pc["deviations"]:
         L += ["| key | this run | paper |", "|---|---|---|"]
         L += [f"| {d['key']} | {d['ours']} | {d['paper']} |" for d in pc["deviations"]]
+        L += [""]
+    if s.get("data"):
+        L += [
+            "## Data: splits and difficulty mix (share of problems by number of steps)",
+            "",
+            "| split | prompts | steps mix |",
+            "|---|---|---|",
+        ]
+        L += [
+            f"| {k} | {v['n']} | {', '.join(f'{100 * x:.1f}%' for x in v.get('step_mix', [])) or 'n/a'} |"
+            for k, v in s["data"].items()
+        ]
+        L += [""]
+    if s.get("paired_difference_by_seed"):
+        L += [
+            "## Final - p_ref per GRPO seed (paired bootstrap over prompts)",
+            "",
+            "| variant | seed | split | mean p_ref | mean final | difference [95% CI] |",
+            "|---|---|---|---|---|---|",
+        ]
+        L += [
+            f"| {r['variant']} | {r['seed']} | {r['split']} | {_pct(r['mean_ref'])} | "
+            f"{_pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} |"
+            for r in s["paired_difference_by_seed"]
+        ]
         L += [""]
     L += [
         "## Mean success per checkpoint (strict scoring)",

@@ -11,6 +11,16 @@ from dataclasses import dataclass
 
 REPORT = "results/report"
 
+#: the HTML report's categories: one per stage, in the stages' order, under the stages' names
+CATEGORIES = {
+    "theory": "1. theory: claim checks (Sec. 2-5)",
+    "figures": "2. figures: fixed points and dynamics (Fig 1, 2, 4, 5)",
+    "train": "3. train: training curves",
+    "evaluate": "4. evaluate: success per checkpoint (Fig 3)",
+    "report": "5. report: amplification, theory overlay, summary",
+    "fixed_point": "6. fixed_point: measured plateau vs p* (named target)",
+}
+
 
 @dataclass(frozen=True)
 class Plot:
@@ -23,15 +33,26 @@ class Plot:
     figures: tuple  # (stem, caption file, subcategory, label); stems may hold {split}
     per_split: bool = True  # one job per evaluation split
     ext: tuple = ("png", "pdf")
+    stage: str = "report"  # the report category (CATEGORIES)
 
 
 PLOTS = (
+    Plot(
+        "training",
+        "Training reward, KL, entropy, completion length, clip ratio per step, every run.",
+        {"training": "report/data/training.csv"},
+        "plots:draw_training",
+        (("training_curves", "training_curves.rst", "Training curves", "training curves"),),
+        per_split=False,
+        stage="train",
+    ),
     Plot(
         "trajectories",
         "Fig 3: per-prompt success along checkpoints, Wilson 95% bars, one panel per variant.",
         {"trajectories": "report/data/trajectories.csv"},
         "plots:draw_trajectories",
         (("trajectories_{split}", "trajectories.rst", "Trajectories (Fig 3)", "trajectories"),),
+        stage="evaluate",
     ),
     Plot(
         "amplification_mean",
@@ -47,6 +68,7 @@ PLOTS = (
             ),
         ),
         per_split=False,
+        stage="evaluate",
     ),
     Plot(
         "amplification",
@@ -81,6 +103,16 @@ PLOTS = (
         },
         "plots:draw_overlay",
         (("overlay_{split}", "overlay.rst", "Theory overlay", "theory overlay"),),
+    ),
+    Plot(
+        "theory_table",
+        "The theory stage's claim checks as one HTML table (claim, reference, method, result).",
+        {"derivations": "theory/derivations.json"},
+        "summary_page:draw_theory_table",
+        (("theory_table", "theory_table.rst", "Claim checks", "claim table"),),
+        per_split=False,
+        ext=("html",),
+        stage="theory",
     ),
     Plot(
         "summary_table",

@@ -225,6 +225,7 @@ def build(
     train_logs: dict,
     config: dict,
     bench: list[dict] | None = None,
+    splits: dict | None = None,
 ) -> dict:
     """The summary as one JSON-serialisable dict (see the module docstring). Tables hold the rows
     pooled over GRPO seeds (seed "all"); `paired_difference_by_seed` the per-seed differences."""
@@ -261,6 +262,7 @@ def build(
     run_diff = {v: config_diff(c, restrict(config, c)) for v, c in run_configs.items()}
     return {
         "stage": "summary",
+        "data": splits or {},
         "mean_success": _records(mean),
         "paired_difference": _records(paired),
         "paired_difference_by_seed": _records(by_seed),

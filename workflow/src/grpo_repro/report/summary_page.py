@@ -1,4 +1,5 @@
-"""The summary tables (results/summary.json) as one stand-alone HTML page for the Snakemake report."""
+"""Stand-alone HTML pages for the Snakemake report: the summary tables (results/summary.json) and
+the theory stage's claim table (results/theory/derivations.json)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,35 @@ def summary_html(s: dict) -> str:
 def draw_summary_table(inputs: dict, outputs: list, split=None, variants=(), splits=()) -> None:
     """Entry point of the plot rule report_plot_summary_table."""
     io.write_text(outputs[0], summary_html(io.read_json(inputs["json"])))
+
+
+def theory_html(records: list[dict]) -> str:
+    """The claim checks as one HTML table: id, claim, reference, kind, method, result, detail."""
+    df = pd.DataFrame(records)
+    df["result"] = [
+        ("PASS" if ok else "FAIL")
+        + (" (literal reading shown wrong)" if k == "erratum" and ok else "")
+        for ok, k in zip(df["passed"], df["kind"])
+    ]
+    cols = ["id", "claim", "reference", "kind", "method", "result", "detail"]
+    counts = df.groupby("method").size().to_dict()
+    head = (
+        f"<p>{int(df['passed'].sum())} / {len(df)} checks pass; by method: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        + ".</p>"
+    )
+    table = df[cols].to_html(index=False, border=0, classes="summary", escape=True)
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Claim checks</title><style>"
+        "body{font:14px sans-serif;margin:1em}table.summary{border-collapse:collapse;font:12px sans-serif}"
+        "table.summary td,table.summary th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:left;"
+        "vertical-align:top}</style></head><body><h2>Theory stage: claim checks (Sec. 2-5)</h2>"
+        + head
+        + table
+        + "</body></html>"
+    )
+
+
+def draw_theory_table(inputs: dict, outputs: list, split=None, variants=(), splits=()) -> None:
+    """Entry point of the plot rule report_plot_theory_table."""
+    io.write_text(outputs[0], theory_html(io.read_json(inputs["derivations"])))

@@ -20,7 +20,7 @@ is named; tests/unit/train/test_fast.py pins what is relied on.
    generation_kwargs.
    Seeds: prompt group g of the k-th generation at optimizer step `state.global_step` on process
    r draws from its own torch.Generator seeded with
-       derive_seed(args.seed, "grpo-rollout", mode, global_step, k, r, g)       (k = 0 in the project)
+       derive_seed(args.seed, "grpo-rollout", mode, global_step, k, r * n_groups + g)   (k = 0 here)
    and the global torch RNG is not used. A run is reproducible, and because the project only
    checkpoints at generation boundaries (save_steps % mu == 0) a resumed trainer, whose buffer is
    empty (`_buffered_inputs is None`, l.951 / l.1539), regenerates at the same global_step, on the
@@ -143,13 +143,14 @@ def make_fast_trainer_class(
             return self._fast_sampler
 
         def rollout_seed(self, mode, generation_in_step, group):
+            """Seed of prompt group `group` (its index in the global generation batch, whole groups
+            per process: the same prompt gets the same samples with 1 or N processes)."""
             return derive_seed(
                 int(self.args.seed),
                 "grpo-rollout",
                 mode,
                 int(self.state.global_step),
                 int(generation_in_step),
-                int(self.accelerator.process_index),
                 int(group),
             )
 
@@ -179,7 +180,8 @@ def make_fast_trainer_class(
                 by_count.setdefault(count, []).append(g)
             was_training = sampler.model.training
             for count, groups in by_count.items():
-                seeds = [self.rollout_seed(mode, k, g) for g in groups]
+                offset = int(self.accelerator.process_index) * len(runs)  # global group index
+                seeds = [self.rollout_seed(mode, k, offset + g) for g in groups]
                 out = sampler.sample(
                     [list(prompt_ids[runs[g][0]]) for g in groups], count, params, seeds
                 )

@@ -88,12 +88,10 @@ def train_reference(
 
     if threads:
         torch.set_num_threads(threads)
-    data = Dataset.from_dict({"prompt": prompts, "completion": [r["answer"] for r in records]})
+    answers = [r.get("sft_answer", r["answer"]) for r in records]  # the noisy teacher's, if any
+    data = Dataset.from_dict({"prompt": prompts, "completion": answers})
     # no truncation: the longest prompt + worked solution + EOS fits
-    longest = (
-        max(len(tokenizer(p + "\n" + r["answer"])["input_ids"]) for p, r in zip(prompts, records))
-        + 1
-    )
+    longest = max(len(tokenizer(p + "\n" + a)["input_ids"]) for p, a in zip(prompts, answers)) + 1
     out_dir = Path(out_dir)
     args = SFTConfig(
         output_dir=str(out_dir / "_sft_work"),

@@ -1,0 +1,78 @@
+"""Fixtures of the workflow tests: a copy of the workflow whose upstream outputs (theory, data,
+pi_ref, training, evaluation) are fabricated (tests/helpers/report_fixtures.py) and marked up to
+date, after one real run of the report stage (shared by the regeneration and browser tests)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import ROOT, copy_workflow
+from tests.helpers.report_fixtures import make_results
+
+REPORT_RULES = re.compile(r"^report_\w+$")
+
+
+def _snakemake(cwd, *args, timeout=600):
+    env = {**os.environ, "PYTHONPATH": str(cwd / "workflow" / "src"), "HF_HUB_OFFLINE": "1"}
+    res = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args, "--configfile", "config/test.yaml"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+    )
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-4000:]
+    return res.stdout + res.stderr
+
+
+def _jobs(out: str) -> set:
+    if "Job stats:" not in out:
+        return set()
+    table = out.split("Job stats:")[1].split("total")[0]
+    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+$", table, re.M)}
+
+
+@pytest.fixture(scope="session")
+def report_workflow(tmp_path_factory):
+    """The workflow copy, its report stage run on fabricated upstream outputs."""
+    import yaml
+
+    from grpo_repro.train.schedule import checkpoint_steps
+
+    tmp = tmp_path_factory.mktemp("wf")
+    copy_workflow(tmp)
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg["variants"] = ["grpo", "dr_grpo"]
+    cfg["train"].update(max_steps=4, save_steps=2)
+    cfg["report"].update(n_bootstrap=100, n_trajectory_prompts=3)
+    (tmp / "config/test.yaml").write_text(yaml.safe_dump(cfg))
+    make_results(tmp, cfg, checkpoint_steps(cfg["train"], 64), n_prompts={"test": 12, "train": 8})
+
+    # every other upstream output: an empty file (or folder), then `--touch` in DAG order
+    out = _snakemake(tmp, "report_all", "-n", "--summary")
+    upstream = []
+    for line in out.splitlines():
+        f = line.split("\t")
+        if len(f) < 6 or f[0] == "output_file" or REPORT_RULES.match(f[2]):
+            continue
+        upstream.append(f[0])
+        path = tmp / f[0]
+        if not path.exists():
+            if path.suffix:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+            else:
+                path.mkdir(parents=True)
+    _snakemake(tmp, *upstream, "--touch", "-c1")
+    pending = _jobs(_snakemake(tmp, "report_all", "-n", "--rerun-triggers", "mtime", "code"))
+    assert pending and all(REPORT_RULES.match(r) or r == "report_all" for r in pending), pending
+    ran = _snakemake(tmp, "report_all", "-c2", "--rerun-triggers", "mtime")
+    assert "Finished" in ran or "steps (100%) done" in ran
+    return tmp

@@ -1,0 +1,25 @@
+"""Rule fixed_point_kl (stage fixed_point): sequence-level KL(pi || pi_ref) per prompt of a run's
+last checkpoint, estimated from its own samples (grpo_repro.fixed_point.kl)."""
+
+import torch
+
+from grpo_repro import io
+from grpo_repro.data.sets import read_prompts
+from grpo_repro.fixed_point.kl import kl_table
+
+sm = snakemake
+io.log_to(sm.log[0])
+torch.set_num_threads(sm.threads)
+p = sm.params
+table = kl_table(
+    p.model,
+    p.ref,
+    read_prompts(sm.input.pool),
+    p.samples,
+    p.seed,
+    sm.wildcards.run,
+    p.max_new_tokens,
+    p.temperature,
+)
+io.write_csv(sm.output.csv, table)
+print(table.describe().to_string())

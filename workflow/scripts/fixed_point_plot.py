@@ -1,0 +1,11 @@
+"""Rule fixed_point_plot (stage fixed_point): the figure, from the stage's CSV files only
+(grpo_repro.fixed_point.plots)."""
+
+from grpo_repro import io
+from grpo_repro.fixed_point import plots
+
+sm = snakemake
+io.log_to(sm.log[0])
+plots.draw(
+    {"prompts": sm.input.prompts, "summary": sm.input.summary}, list(sm.output), eps=sm.params.eps
+)

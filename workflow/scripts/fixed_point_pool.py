@@ -1,0 +1,11 @@
+"""Rule fixed_point_pool (stage fixed_point): the first fixed_point.n_prompts prompts of the
+training pool (grpo_repro.data.sets)."""
+
+from grpo_repro import io
+from grpo_repro.data.sets import read_prompts
+
+sm = snakemake
+io.log_to(sm.log[0])
+records = read_prompts(sm.input.pool)[: sm.params.n]
+io.write_jsonl(sm.output.pool, records)
+print(f"{len(records)} prompts")

@@ -1,0 +1,9 @@
+"""Rule report_landing (stage report): the HTML report's landing page from results/summary.json
+(grpo_repro.report.landing)."""
+
+from grpo_repro import io
+from grpo_repro.report.landing import landing_rst
+
+sm = snakemake
+io.log_to(sm.log[0])
+io.write_text(sm.output.rst, landing_rst(io.read_json(sm.input.json)))

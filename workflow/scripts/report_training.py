@@ -1,0 +1,11 @@
+"""Rule report_training (stage report): the training curves' data from every run's TRL log
+(grpo_repro.report.training)."""
+
+from grpo_repro import io
+from grpo_repro.report.training import training_frame
+
+sm = snakemake
+io.log_to(sm.log[0])
+frame = training_frame(dict(zip(sm.params.runs, sm.input.logs)))
+io.write_csv(sm.output.csv, frame)
+print(frame.groupby(["variant", "metric"])["value"].describe().to_string())
