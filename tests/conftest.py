@@ -28,7 +28,7 @@ def tiny_policy(tmp_path_factory):
 
     torch.set_num_threads(1)
     prompt_cfg = {"system": None, "template": "plain", "instruction": "Answer after ####."}
-    train, _ = generate(40, 4, TaskSpec(1, 2, 9, 99), seed=0)
+    train = generate({"train": 40, "test": 4}, TaskSpec(1, 2, 9, 99), seed=0)["train"]
     records = data.render(train[:4], prompt_cfg)
     tok = build_tokenizer(
         [r["prompt"] + r["answer"] for r in data.render(train, prompt_cfg)], max_value=99

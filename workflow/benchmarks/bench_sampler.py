@@ -31,7 +31,7 @@ def organism_prompts(n: int, seed: int = 0) -> list[dict]:
     from grpo_repro.data.organism import TaskSpec, generate
     from grpo_repro.data.prompts import format_prompt
 
-    _, test = generate(2000, n, TaskSpec(), seed)
+    test = generate({"train": 2000, "test": n}, TaskSpec(), seed)["test"]
     return [{**r, "prompt": format_prompt(r["question"], PROMPT_CFG)} for r in test]
 
 
@@ -46,7 +46,8 @@ def load_model(path: str | None):
         from grpo_repro.data.tokenizer import build_tokenizer
         from grpo_repro.train.sft import build_model
 
-        train, test = generate(2000, 200, TaskSpec(), 0)
+        splits = generate({"train": 2000, "test": 200}, TaskSpec(), 0)
+        train, test = splits["train"], splits["test"]
         tok = build_tokenizer(
             [format_prompt(r["question"], PROMPT_CFG) + r["answer"] for r in train + test]
         )

@@ -43,7 +43,8 @@ root = Path(__file__).resolve().parents[2]
 config = cfg.load(root / "config" / "paper.yaml")
 config["prompt"].update(template="plain", system=None)
 config["train"].update(prompts_per_step=4, devices=1, max_steps=a.steps, save_steps=a.steps // 2)
-train_recs, test_recs = generate(2000, a.eval_prompts, TaskSpec(), seed=0)
+splits = generate({"train": 2000, "test": a.eval_prompts}, TaskSpec(), seed=0)
+train_recs, test_recs = splits["train"], splits["test"]
 train_recs = data.render(train_recs, config["prompt"])
 test_recs = data.render(test_recs, config["prompt"])
 tok = build_tokenizer([r["prompt"] + r["answer"] for r in train_recs + test_recs])
@@ -73,13 +74,13 @@ print(
 steps = checkpoint_steps(config["train"], len(train_recs))
 t0 = time.time()
 summary = train(
-    config, "grpo", str(out / "ref"), train_recs, out / "train", steps, use_cpu=not cuda
+    config, "grpo", 0, str(out / "ref"), train_recs, out / "train", steps, use_cpu=not cuda
 )
 train_s = time.time() - t0
 per_step = train_s / a.steps
 print(
     f"GRPO: {a.steps} steps in {train_s:.1f} s = {per_step:.2f} s/step (1 GPU, per-device batch "
-    f"{summary['trl_args']['per_device_train_batch_size']}, mu {config['train']['num_iterations']}); "
+    f"{summary['grpo_config']['per_device_train_batch_size']}, mu {config['train']['num_iterations']}); "
     f"paper's 2670 steps on 1 GPU: {2670 * per_step / 3600:.1f} h",
     flush=True,
 )
@@ -88,8 +89,8 @@ write_jsonl(out / "test.jsonl", test_recs)
 t0 = time.time()
 res = run_checkpoint_eval(
     out / "train" / "checkpoints" / f"step_{a.steps}",
-    config,
-    "grpo",
+    cfg.eval_settings(config),
+    "grpo/seed_0",
     a.steps,
     {"test": out / "test.jsonl"},
     {"test": (out / "eval.csv", out / "eval.json")},

@@ -260,6 +260,8 @@ def make_fast_trainer_class(
                 return set()
             if a.steps_per_generation != a.gradient_accumulation_steps:
                 return set()
+            if self.beta != 0.0 and self.ref_model is None:  # PEFT: the reference call uses
+                return set()  # self.model too and could not be told apart from the old-policy one
             keys = set()
             generate_every = a.steps_per_generation * self.num_iterations
             if a.gradient_accumulation_steps % generate_every != 0:  # TRL would compute old logps

@@ -80,6 +80,13 @@ def _register_packed_attention():
     AttentionInterface.register(PACKED_ATTN, _packed_attention)
 
 
+def _cache_keyword(module) -> str:
+    """transformers >= 5.2x names the cache argument `cache` (`past_key_values` before)."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(module.forward).parameters else "past_key_values"
+
+
 def shared_prefix_logps(
     model,
     input_ids,
@@ -136,7 +143,7 @@ def shared_prefix_logps(
             input_ids=u_ids,
             attention_mask=u_mask,
             position_ids=torch.arange(first, p, device=dev)[None],
-            cache=cache,
+            **{_cache_keyword(body): cache},
             use_cache=True,
         ).last_hidden_state  # (U, P', H)
         last = h_prompt[:, -1][inverse]  # prediction of completion token 0, per row
