@@ -51,7 +51,10 @@ class Family:
     csvs: dict  # frame name -> CSV stem under results/figures
     keys: tuple  # keys of the `figures:` section the compute function reads (its rerun trigger)
     plot: str  # "module:function" in grpo_repro.figures: (inputs, outputs, **extra) -> None
-    stems: Callable[[dict], list[tuple[str, dict]]]  # figures config -> [(figure stem, labels)]
+    # figures config -> [(figure stem, report labels)]; a family of several figures labels them
+    # {"figure": family name, <parameter>: value}: the report's table (and its two-value toggle,
+    # which needs the same "figure" under both values) keys results on these labels
+    stems: Callable[[dict], list[tuple[str, dict]]]
     caption: str  # workflow/report/<caption>
     subcategory: str  # report subcategory
     plot_inputs: tuple = ()  # frames the plot reads (empty: all)
@@ -81,7 +84,7 @@ FAMILIES = (
         {"curves": "fig2_h_map", "fixed_points": "fig2_fixed_points"},
         ("eps", "fig2_beta", "fig2_p_ref"),
         "plot_paper:plot_fig2",
-        lambda cfg: [(fig2_stem(e), {"eps": str(e)}) for e in cfg["eps"]],
+        lambda cfg: [(fig2_stem(e), {"figure": "fig2_h_map", "eps": str(e)}) for e in cfg["eps"]],
         "figures_fig2.rst",
         "Fig 2 (h map)",
     ),
@@ -104,7 +107,9 @@ FAMILIES = (
         {"csv": "fig5_iterations"},
         ("eps_dynamics", "n_iter", "fig5_p0", "fig5_beta", "fig5_p_ref"),
         "plot_paper:plot_fig5",
-        lambda cfg: [(fig5_stem(p), {"p0": str(p)}) for p in cfg["fig5_p0"]],
+        lambda cfg: [
+            (fig5_stem(p), {"figure": "fig5_iterations", "p0": str(p)}) for p in cfg["fig5_p0"]
+        ],
         "figures_fig5.rst",
         "Fig 5 (iterations)",
         extra=lambda cfg: {"p0_specs": list(cfg["fig5_p0"])},

@@ -33,7 +33,7 @@ def verdict(row) -> str:
 def table(summary: pd.DataFrame) -> list[str]:
     lines = [
         "| run | beta | prompts | at plateau | mean abs gap: prediction | stays at p_ref | "
-        "goes to 1 | Spearman (p*, p_ref) | covered: p* / p_ref / 1 | beta_eff (median) | "
+        "goes to 1 | Spearman with the plateau: p* / p_ref | covered: p* / p_ref / 1 | beta_eff (median) | "
         "KL measured / Gibbs at p* / Gibbs at plateau |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]

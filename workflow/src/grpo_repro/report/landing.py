@@ -28,6 +28,10 @@ STAGES = (
 )
 
 
+def _value(x) -> str:
+    return "null (all / one epoch)" if x is None else str(x)
+
+
 def _pct(x) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
 
@@ -81,7 +85,10 @@ def landing_rst(s: dict) -> str:
         "",
     ]
     if pc["deviations"]:
-        lines += [f"- ``{x['key']}``: {x['ours']} (paper: {x['paper']})" for x in pc["deviations"]]
+        lines += [
+            f"- ``{x['key']}``: {_value(x['ours'])} (paper: {_value(x['paper'])})"
+            for x in pc["deviations"]
+        ]
         lines += [""]
     lines += ["**Stages** (the report's categories, in order):", ""]
     lines += [f"{i}. **{name}**: {text};" for i, (name, text) in enumerate(STAGES, 1)]

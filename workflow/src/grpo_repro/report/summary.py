@@ -155,20 +155,27 @@ def benchmarks(bench_dir: str | Path) -> list[dict]:
 
 
 def stage_times(bench_dir: str | Path) -> str:
-    """Wall time per stage (sum over its jobs' benchmark files), printed when a run succeeds."""
+    """Wall time per stage (sum over its jobs' benchmark files) and the largest peak memory of any
+    of its jobs, printed when a run succeeds."""
     rows = [
-        (b["file"].split("/")[0], os.path.basename(b["file"])[:-4], b["seconds"])
+        (b["file"].split("/")[0], os.path.basename(b["file"])[:-4], b["seconds"], b["max_rss_mb"])
         for b in benchmarks(bench_dir)
     ]
     if not rows:
         return ""
-    lines = ["", "Wall time per stage (s; jobs of a stage may run side by side):"]
+    lines = [
+        "",
+        "Wall time per stage (s; jobs of a stage may run side by side), peak memory of a job:",
+    ]
     for stage in dict.fromkeys(r[0] for r in rows):
         jobs = [r for r in rows if r[0] == stage]
         longest = max(jobs, key=lambda r: r[2])
+        rss = max(
+            (r[3] for r in jobs if r[3] is not None and not math.isnan(r[3])), default=float("nan")
+        )
         lines.append(
-            f"  {stage:10s} {sum(r[2] for r in jobs):8.1f}  ({len(jobs)} jobs, longest "
-            f"{longest[1]} {longest[2]:.1f})"
+            f"  {stage:12s} {sum(r[2] for r in jobs):8.1f}  ({len(jobs)} jobs, longest "
+            f"{longest[1]} {longest[2]:.1f}; peak memory {rss:.0f} MB)"
         )
     return "\n".join(lines)
 

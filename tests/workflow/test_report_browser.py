@@ -1,0 +1,137 @@
+"""The HTML report as a reader sees it: built from a run of the report and figures stages (upstream
+outputs fabricated, tests/workflow/conftest.py), opened in headless Chromium (Debian's chromium
+and chromium-driver, installed by .ci/install_chromium.sh) and clicked through. Every category of
+the stages it covers is listed in the stages' order, every figure and table is reachable under its
+category, the training curves image is drawn, and the landing page states the headline read from
+results/summary.json. Skipped, with the reason, where Chromium or its driver is missing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+import pytest
+import yaml
+
+from grpo_repro.figures.registry import FAMILIES
+from grpo_repro.report.registry import CATEGORIES, PLOTS
+from tests.workflow.conftest import _snakemake
+
+CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (CHROMIUM and DRIVER):
+        pytest.skip("chromium / chromedriver not installed (run .ci/install_chromium.sh)")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    opts = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the page's console
+    opts.binary_location = CHROMIUM
+    driver = webdriver.Chrome(options=opts, service=webdriver.ChromeService(DRIVER))
+    driver.set_window_size(1400, 1000)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def report(report_workflow):
+    """The report of the report and figures stages (small figure grids)."""
+    tmp = report_workflow
+    _snakemake(tmp, "figures_all", "-c2", timeout=900)
+    _snakemake(tmp, "report_all", "figures_all", "--report", "results/report.html", timeout=900)
+    return tmp
+
+
+def _click(driver, text: str, optional: bool = False) -> bool:
+    """Click the element showing `text`; with `optional`, return False when there is none (a
+    category with one subcategory opens its results directly)."""
+    from selenium.common.exceptions import NoSuchElementException
+    from selenium.webdriver.common.by import By
+
+    try:
+        driver.find_element(By.XPATH, f"//*[normalize-space(text())={json.dumps(text)}]").click()
+    except NoSuchElementException:
+        if optional:
+            return False
+        raise
+    time.sleep(0.4)
+    return True
+
+
+def _console_errors(driver) -> list[dict]:
+    """The page's JavaScript errors since the last call (the console log is drained by reading)."""
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _body(driver) -> str:
+    """The page's rendered text (innerText: laid out, styles applied, scrolled parts included)."""
+    return driver.execute_script("return document.body.innerText")
+
+
+def test_every_category_and_figure_is_rendered(report, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"file://{report / 'results/report.html'}")
+    time.sleep(2)
+    home = _body(browser)
+    stages = ["theory", "figures", "train", "evaluate", "report"]
+    listed = [CATEGORIES[s] for s in stages]
+    positions = [home.find(c) for c in listed]
+    assert all(p >= 0 for p in positions), [c for c, p in zip(listed, positions) if p < 0]
+    assert positions == sorted(positions), "categories not in the stages' order"
+    summary = json.loads((report / "results/summary.json").read_text())
+    grpo = next(
+        r for r in summary["paired_difference"] if r["variant"] == "grpo" and r["split"] == "test"
+    )
+    assert (
+        "Headline" in home and f"{100 * grpo['mean_final']:.1f}%" in home
+    )  # read from the summary
+    expected = {
+        CATEGORIES[p.stage]: {(sub, label) for _, _, sub, label in p.figures} for p in PLOTS
+    }
+    fig_cfg = yaml.safe_load((report / "config/test.yaml").read_text())["figures"]
+    expected[CATEGORIES["figures"]] = {
+        (f.subcategory, labels.get("figure", stem))
+        for f in FAMILIES
+        for stem, labels in f.stems(fig_cfg)
+    }
+    missing, errors = [], []
+    for category, items in expected.items():
+        subs = sorted({s for s, _ in items})
+        for sub in subs:
+            browser.get(f"file://{report / 'results/report.html'}")
+            time.sleep(1)
+            _click(browser, category)
+            _click(browser, sub, optional=len(subs) == 1)  # a lone subcategory opens directly
+            text = _body(browser)
+            for eye in browser.find_elements(By.CSS_SELECTOR, "td a[iconname='eye']"):
+                eye.click()  # open every result of the subcategory
+                time.sleep(0.2)
+            missing += [(category, sub, lab) for s, lab in items if s == sub and lab not in text]
+            errors += [(sub, e["message"][:300]) for e in _console_errors(browser)]
+    assert not missing, missing
+    assert not errors, errors  # e.g. a results table the report's JavaScript cannot draw
+
+
+def test_training_curves_image_is_drawn(report, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"file://{report / 'results/report.html'}")
+    time.sleep(2)
+    _click(browser, CATEGORIES["train"])
+    _click(browser, "Training curves", optional=True)  # the category's only subcategory
+    xpath = "//td[normalize-space(text())='training curves']/ancestor::tr"
+    row = browser.find_element(By.XPATH, xpath)
+    row.find_element(By.CSS_SELECTOR, "a[iconname='eye']").click()  # show the result
+    time.sleep(2)
+    imgs = [
+        i
+        for i in browser.find_elements(By.TAG_NAME, "img")
+        if browser.execute_script("return arguments[0].naturalWidth", i) > 200
+    ]
+    assert imgs, "no rendered image after opening the training curves"
+    browser.save_screenshot(str(report / "results/report_training_curves.png"))
