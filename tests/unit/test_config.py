@@ -119,7 +119,7 @@ def test_smoke_config_has_the_papers_shape():
     smoke, paper = cfg.load(SMOKE), cfg.load(PAPER)
     for key in ("beta", "clip_eps", "advantage", "num_iterations", "num_generations"):
         assert smoke["train"][key] == paper["train"][key], key
-    for key in ("max_completion_length", "temperature", "on_pool", "grad_accum", "smoothing_eps"):
+    for key in ("max_completion_length", "temperature", "on_pool", "smoothing_eps", "lr_schedule"):
         assert smoke["train"][key] == paper["train"][key], key
     assert smoke["prompt"] == paper["prompt"] and smoke["variants"] == paper["variants"]
     assert smoke["eval"]["max_new_tokens"] == paper["eval"]["max_new_tokens"] == 200
@@ -127,6 +127,7 @@ def test_smoke_config_has_the_papers_shape():
     assert smoke["organism"]["tokenizer"] == "bpe" and smoke["organism"]["sft_steps"] == 0
     assert smoke["data"]["gsm8k_train_path"] == "workflow/resources/gsm8k/train.jsonl"
     assert 2 <= smoke["eval"]["samples"] <= 4 and smoke["train"]["devices"] == 1
+    assert smoke["train"]["grad_accum"] > 1  # a sampled batch spans accumulation steps
     assert "~0" in SMOKE.read_text()  # says its success rates are ~0
 
 
