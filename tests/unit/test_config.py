@@ -121,8 +121,11 @@ def test_smoke_config_has_the_papers_shape():
         assert smoke["train"][key] == paper["train"][key], key
     for key in ("max_completion_length", "temperature", "on_pool", "smoothing_eps", "lr_schedule"):
         assert smoke["train"][key] == paper["train"][key], key
+    for key in ("kl_estimator", "loss_type", "fast_step", "seeds", "learning_rate"):
+        assert smoke["train"][key] == paper["train"][key], key
     assert smoke["prompt"] == paper["prompt"] and smoke["variants"] == paper["variants"]
     assert smoke["eval"]["max_new_tokens"] == paper["eval"]["max_new_tokens"] == 200
+    assert smoke["eval"]["dtype"] == paper["eval"]["dtype"]
     assert smoke["data"]["source"] == "gsm8k" and smoke["model"]["name_or_path"] is None
     assert smoke["organism"]["tokenizer"] == "bpe" and smoke["organism"]["sft_steps"] == 0
     assert smoke["data"]["gsm8k_train_path"] == "workflow/resources/gsm8k/train.jsonl"
