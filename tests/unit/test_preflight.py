@@ -16,12 +16,12 @@ SMOKE = ROOT / "config" / "smoke.yaml"
 
 @pytest.fixture
 def no_gpu(monkeypatch):
-    monkeypatch.setattr(preflight, "_cuda", lambda: (False, "torch.cuda.is_available() is False"))
+    monkeypatch.setattr(preflight, "_cuda", lambda: (0, "torch.cuda.is_available() is False"))
 
 
 @pytest.fixture
 def gpu(monkeypatch):
-    monkeypatch.setattr(preflight, "_cuda", lambda: (True, "1 CUDA device(s), Test GPU"))
+    monkeypatch.setattr(preflight, "_cuda", lambda: (8, "8 CUDA device(s), Test GPU"))
     monkeypatch.setattr(preflight, "_bf16_supported", lambda: True)
 
 
@@ -92,6 +92,21 @@ def test_paper_config_passes_on_a_gpu_with_the_hub(gpu, hub):
     check_at_start(paper(), local=True, files=[PAPER])
     assert hub.asked == ["Qwen/Qwen2.5-0.5B-Instruct", "openai/gsm8k"]
     check_device({"train": paper()["train"]})
+
+
+def test_more_training_processes_than_gpus(monkeypatch, hub):
+    monkeypatch.setattr(preflight, "_cuda", lambda: (4, "4 CUDA device(s), Test GPU"))
+    monkeypatch.setattr(preflight, "_bf16_supported", lambda: True)
+    with pytest.raises(PreflightError) as err:
+        check_at_start(paper(), local=True, files=[PAPER])  # train.devices: 7
+    assert "config key 'train.devices' (" in str(err.value) and "TRAIN_GPUS" in str(err.value)
+    with pytest.raises(PreflightError, match=r"'train.devices'.*train.devices <= 4"):
+        check_device({"train": paper()["train"]})
+    check_device({"train": paper(devices=4)["train"]})
+
+
+def test_several_processes_on_a_cpu_are_a_cpu_run(no_gpu):
+    check_device({"train": {"bf16": False, "devices": 2}})  # accelerate launch of 2 CPU processes
 
 
 @pytest.mark.parametrize("vllm", [False], indirect=True)

@@ -1,5 +1,5 @@
-"""Preflight checks of what a run needs beyond its files: the machine (CUDA, bf16, vLLM) and the
-hub. The smoke configuration (config/smoke.yaml) runs the paper's path on a CPU, so these are the
+"""Preflight checks of what a run needs beyond its files: the machine (CUDA, bf16, GPU count, vLLM)
+and the hub. The smoke configuration (config/smoke.yaml) runs the paper's path on a CPU, so these are the
 parts of a paper run (config/paper.yaml) it cannot exercise; they are checked before any job
 starts, with errors that name the config key (and file:line), like the configuration's own.
 
@@ -7,7 +7,7 @@ Where each check runs (workflow/rules/common.smk, `on_start`, and the GPU rules'
   * when a run starts (Snakemake's onstart: the main process, after the workflow has loaded and
     before the first job; never in a dry run, and never inside a cluster job, which runs with
     --no-hooks): the software (vLLM installed) and the hub (model and dataset reachable or
-    cached), whatever the executor; the device (CUDA, bf16) only when jobs run on this machine,
+    cached), whatever the executor; the device (CUDA, bf16, GPUs) only when jobs run here,
     i.e. with a local executor (`workflow.local_exec`), since a SLURM login node has no GPU;
   * at the start of train_grpo and evaluate_checkpoint, before any model is loaded: the device,
     on the machine that runs the job (a GPU node under SLURM).
@@ -27,15 +27,16 @@ class PreflightError(ValueError):
     """The machine or the network cannot run this configuration; the message names the key."""
 
 
-def _cuda() -> tuple[bool, str]:
-    """(CUDA usable, what torch says about it)."""
+def _cuda() -> tuple[int, str]:
+    """(number of usable CUDA devices, what torch says about them)."""
     try:
         import torch
     except ImportError as err:  # pragma: no cover - torch is a requirement
-        return False, f"torch is not importable: {err}"
+        return 0, f"torch is not importable: {err}"
     if not torch.cuda.is_available():
-        return False, f"torch.cuda.is_available() is False (torch {torch.__version__})"
-    return True, f"{torch.cuda.device_count()} CUDA device(s), {torch.cuda.get_device_name(0)}"
+        return 0, f"torch.cuda.is_available() is False (torch {torch.__version__})"
+    n = torch.cuda.device_count()
+    return n, f"{n} CUDA device(s), {torch.cuda.get_device_name(0)}"
 
 
 def _bf16_supported() -> bool:
@@ -69,13 +70,24 @@ def software_errors(config: dict) -> list[tuple[list, str]]:
 
 
 def device_errors(config: dict) -> list[tuple[list, str]]:
-    """What train.bf16, train.use_vllm and eval.backend need of the machine that runs the job."""
+    """What train.bf16, train.use_vllm, eval.backend and train.devices need of the machine that
+    runs the job (train.devices > 1 without CUDA is a CPU run: several processes, no GPU)."""
     wants_bf16 = bool(config.get("train", {}).get("bf16"))
     vllm = _vllm_keys(config)
-    if not wants_bf16 and not vllm:
+    devices = int(config.get("train", {}).get("devices", 1))
+    if not wants_bf16 and not vllm and devices == 1:
         return []
     cuda, about = _cuda()
     found = []
+    if cuda and devices > cuda:
+        found.append(
+            (
+                ["train", "devices"],
+                f"{devices} training processes, one per GPU, but this machine has {about}: set "
+                f"train.devices <= {cuda}, or ask for more GPUs (TRAIN_GPUS in "
+                "workflow/profiles/slurm/config.yaml)",
+            )
+        )
     if wants_bf16 and not cuda:
         found.append(
             (
