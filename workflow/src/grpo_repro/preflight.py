@@ -1,7 +1,7 @@
 """Preflight checks of what a run needs beyond its files: the machine (CUDA, bf16, GPU count, vLLM)
-and the hub. The smoke configuration (config/smoke.yaml) runs the paper's path on a CPU, so these are the
-parts of a paper run (config/paper.yaml) it cannot exercise; they are checked before any job
-starts, with errors that name the config key (and file:line), like the configuration's own.
+and the hub. The smoke configuration (config/smoke.yaml) runs the paper's path on a CPU, so these
+are the parts of a paper run (config/paper.yaml) it cannot exercise; they are checked before any
+job starts, with errors that name the config key (and file:line), like the configuration's own.
 
 Where each check runs (workflow/rules/common.smk, `on_start`, and the GPU rules' scripts):
   * when a run starts (Snakemake's onstart: the main process, after the workflow has loaded and
