@@ -66,19 +66,24 @@ def prepared(tmp_path_factory):
 
     config = cfg.load(SMOKE)
     out = tmp_path_factory.mktemp("smoke_data")
-    paths = [out / "train.jsonl", out / "test.jsonl", out / "pool.jsonl", out / "tokenizer"]
+    names = ("train", "test", "pool", "sft")  # a built model has SFT data (the training split)
+    paths = {k: out / f"{k}.jsonl" for k in names}
+    paths.update(stats=out / "splits.json", tokenizer=out / "tokenizer")
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
-        sizes = prepare(config, *paths)
+        stats = prepare(config, paths)
     finally:
         os.chdir(cwd)
-    return config, sizes, paths
+    return config, stats, paths
 
 
 def test_prepare_renders_gsm8k_with_the_chat_template(prepared):
-    config, sizes, (train, test, pool, tokenizer) = prepared
-    assert sizes == {"train": 64, "test": 16, "train_pool": 8}
+    config, stats, paths = prepared
+    test, tokenizer = paths["test"], paths["tokenizer"]
+    sizes = {k: v["n"] for k, v in stats.items()}
+    assert sizes == {"train": 64, "val": 0, "test": 16, "pool": 8, "sft": 64}
+    assert read_prompts(paths["sft"]) == read_prompts(paths["train"])
     system, instruction = config["prompt"]["system"], config["prompt"]["instruction"]
     records = read_prompts(test)
     assert records[0]["gold"] == "18"
@@ -98,7 +103,8 @@ def test_random_init_reference_policy(prepared, tmp_path):
     from grpo_repro.models import load_policy
     from grpo_repro.train import sft
 
-    config, _, (train, _, _, tokenizer) = prepared
+    config, _, paths = prepared
+    train, tokenizer = paths["sft"], paths["tokenizer"]
     assert config["organism"]["sft_steps"] == 0
     runs = []
     for i in range(2):

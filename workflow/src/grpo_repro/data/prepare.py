@@ -73,7 +73,7 @@ def prepare(config: dict, outputs: dict) -> dict:
     splits["pool"] = sets.train_pool(splits["train"], config["data"]["train_pool"], config["seed"])
     if "sft" in splits:
         splits["sft"] = teach(splits["sft"], config["organism"], config["seed"])
-    elif "sft" in outputs:  # a built model on GSM8K (bpe): SFT data = the training split's solutions
+    elif "sft" in outputs:  # a built model on GSM8K (bpe): SFT on the training split's solutions
         splits["sft"] = list(splits["train"])
     for name, recs in splits.items():
         if name in outputs:
