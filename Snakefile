@@ -28,6 +28,10 @@ include: "workflow/rules/fixed_point.smk"
 report: "results/report/landing.rst"
 
 
+onstart:
+    on_start()
+
+
 onsuccess:
     on_success()
 

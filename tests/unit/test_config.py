@@ -11,20 +11,21 @@ from tests.helpers import ROOT
 
 DEFAULT = ROOT / "config" / "config.yaml"
 PAPER = ROOT / "config" / "paper.yaml"
+SMOKE = ROOT / "config" / "smoke.yaml"
 
 
 def base():
     return cfg.load_yaml(DEFAULT)
 
 
-@pytest.mark.parametrize("path", [DEFAULT, PAPER])
+@pytest.mark.parametrize("path", [DEFAULT, PAPER, SMOKE])
 def test_shipped_configs_are_valid(path):
     cfg.load(path)
 
 
 def test_every_key_has_a_comment():
     """Each key line of the shipped configs carries a comment (its meaning and the paper's symbol)."""
-    for path in (DEFAULT, PAPER):
+    for path in (DEFAULT, PAPER, SMOKE):
         for no, line in enumerate(path.read_text().splitlines(), 1):
             stripped = line.strip()
             if stripped and not stripped.startswith("#") and ":" in stripped.split("#")[0]:
@@ -96,6 +97,41 @@ def test_cross_field_rules():
     config["organism"]["min_steps"] = 5
     with pytest.raises(cfg.ConfigError, match="organism.min_steps"):
         cfg.check(config)
+
+
+def test_gsm8k_with_a_built_model_needs_the_bpe_tokenizer():
+    config = base()
+    config["data"]["source"] = "gsm8k"
+    config["organism"]["tokenizer"] = "bpe"
+    cfg.check(config)  # a built model with a byte-level BPE reads GSM8K
+    config["prompt"]["template"] = "chat"
+    cfg.check(config)
+    config["organism"]["tokenizer"] = "word"
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.check(config)
+    msg = str(err.value)
+    assert "'model.name_or_path'" in msg and "organism.tokenizer: bpe" in msg
+    assert "'prompt.template'" in msg  # the word-level tokenizer has no chat template either
+
+
+def test_smoke_config_has_the_papers_shape():
+    """config/smoke.yaml: the paper's GRPO settings, prompt and data source at toy size."""
+    smoke, paper = cfg.load(SMOKE), cfg.load(PAPER)
+    for key in ("beta", "clip_eps", "advantage", "num_iterations", "num_generations"):
+        assert smoke["train"][key] == paper["train"][key], key
+    for key in ("max_completion_length", "temperature", "on_pool", "smoothing_eps", "lr_schedule"):
+        assert smoke["train"][key] == paper["train"][key], key
+    for key in ("kl_estimator", "loss_type", "fast_step", "seeds", "learning_rate"):
+        assert smoke["train"][key] == paper["train"][key], key
+    assert smoke["prompt"] == paper["prompt"] and smoke["variants"] == paper["variants"]
+    assert smoke["eval"]["max_new_tokens"] == paper["eval"]["max_new_tokens"] == 200
+    assert smoke["eval"]["dtype"] == paper["eval"]["dtype"]
+    assert smoke["data"]["source"] == "gsm8k" and smoke["model"]["name_or_path"] is None
+    assert smoke["organism"]["tokenizer"] == "bpe" and smoke["organism"]["sft_steps"] == 0
+    assert smoke["data"]["gsm8k_train_path"] == "workflow/resources/gsm8k/train.jsonl"
+    assert 2 <= smoke["eval"]["samples"] <= 4 and smoke["train"]["devices"] == 1
+    assert smoke["train"]["grad_accum"] > 1  # a sampled batch spans accumulation steps
+    assert "~0" in SMOKE.read_text()  # says its success rates are ~0
 
 
 @pytest.mark.parametrize(

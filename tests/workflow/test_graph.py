@@ -41,6 +41,14 @@ def test_paper_graph(monkeypatch):
     assert "train_reference" not in counts  # pi_ref is the hub model
 
 
+def test_smoke_graph():
+    """config/smoke.yaml: the paper's graph (GSM8K, no hub) plus the built model's pi_ref."""
+    counts = job_counts(dry_run("--configfile", "config/smoke.yaml"))
+    assert counts["train_reference"] == 1 and counts["train_grpo"] == 4
+    assert counts["evaluate_checkpoint"] == 5  # pi_ref + one checkpoint per variant
+    assert counts["report_summary"] == 1
+
+
 # ------------------------------------------------------------------------------ code dependencies
 SRC = ROOT / "workflow" / "src"
 RULE_DUMP = """

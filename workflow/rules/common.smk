@@ -319,6 +319,23 @@ def fixed_point_targets():
     ]
 
 
+def on_start():
+    """When a run starts, before its first job (never in a dry run, never inside a cluster job):
+    vLLM installed and the hub reachable for any executor; CUDA and bf16 only when the jobs run
+    on this machine. The executor is known here, not while the Snakefile loads: Snakemake sets
+    it after parsing, so `workflow.local_exec` (the executor plugin's local_exec: True for
+    `local`, False for `slurm`) tells a local run from a cluster's login node. The GPU rules'
+    scripts check the device again on the node that runs them (grpo_repro.preflight)."""
+    from grpo_repro.preflight import PreflightError, check_at_start
+
+    try:
+        check_at_start(
+            config, local=workflow.local_exec and not workflow.touch, files=workflow.configfiles
+        )
+    except PreflightError as err:
+        raise WorkflowError(str(err)) from None
+
+
 def on_success():
     """After a successful run: provenance beside every stage's outputs, then the stage times."""
     from grpo_repro.provenance import write_stage_provenance

@@ -9,7 +9,8 @@ and shared by every run.
 
 
 rule evaluate_checkpoint:
-    """eval.samples completions of every prompt of every split from one checkpoint."""
+    """eval.samples completions of every prompt of every split from one checkpoint (the device
+    that eval.backend and train.bf16 need is checked first, grpo_repro.preflight)."""
     input:
         unpack(evaluate_inputs),
         code=code("evaluate_checkpoint.py"),

@@ -1,13 +1,15 @@
 """Stage train (Sec. 6): the reference policy pi_ref and GRPO training of every variant and seed.
 
-train_reference (organism only: SFT of the small Qwen2 on worked solutions, grpo_repro.train.sft)
+train_reference (a model the pipeline builds only: SFT of the small Qwen2 on worked solutions, or
+its random initialisation with organism.sft_steps 0; grpo_repro.train.sft)
 -> train_grpo (one job per variant and GRPO seed; TRL GRPOTrainer, grpo_repro.train.grpo; checkpoints every
 train.save_steps optimizer steps under results/train/{variant}/seed_{seed}/checkpoints/step_N).
 """
 
 
 rule train_reference:
-    """The organism's pi_ref: SFT of the small Qwen2 on the training split's worked solutions."""
+    """The built model's pi_ref: SFT of the small Qwen2 on the training split's worked solutions
+    (organism.sft_steps 0: the random initialisation)."""
     input:
         train=rules.data_prepare.output.get("sft", []),
         tokenizer=rules.data_prepare.output.tokenizer,
@@ -31,7 +33,9 @@ rule train_reference:
 
 rule train_grpo:
     """GRPO of one variant with one GRPO seed (train.seeds) from pi_ref (Sec. 2 objective; variants
-    of Sec. 3-5), in one process or under `accelerate launch` over train.devices processes."""
+    of Sec. 3-5), in one process or under `accelerate launch` over train.devices processes; the
+    device it needs (CUDA, bf16, vLLM) is checked first, on the node that runs it
+    (grpo_repro.preflight)."""
     input:
         ref=ref_model_input(),
         prompts=grpo_prompts(),

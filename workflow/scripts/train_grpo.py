@@ -4,10 +4,12 @@
 from pathlib import Path
 
 from grpo_repro import io
+from grpo_repro.preflight import check_device
 from grpo_repro.train.launch import launch
 
 sm = snakemake
 io.log_to(sm.log[0])
+check_device({"train": sm.params.settings["train"]})  # CUDA/bf16/vLLM here, before any model loads
 out_dir = str(
     Path(sm.output.run).parent
 )  # results/train/{variant}/seed_{seed}: checkpoints/, work/

@@ -1,4 +1,6 @@
-"""GSM8K loading (Sec. 6): JSONL errors name file and line; local and hub loading."""
+"""GSM8K loading (Sec. 6): JSONL errors name file and line; local and hub loading. Real GSM8K: the
+excerpt shipped in workflow/resources/gsm8k (always run), the full splits when a local copy exists
+beside the repository (optional extras, skipped without it)."""
 
 import json
 import os
@@ -12,14 +14,18 @@ from grpo_repro.data.gsm8k import DataError, load_gsm8k, read_jsonl
 from grpo_repro.io import write_jsonl
 from tests.helpers import ROOT
 
-DATA = ROOT.parent / "shared/data/gsm8k"
+EXCERPT = ROOT / "workflow" / "resources" / "gsm8k"  # first 64 lines of each split, shipped
+DATA = ROOT.parent / "shared/data/gsm8k"  # the full splits, when present (optional extras)
 GOOD = json.dumps({"question": "Tom has 3 apples and buys 2. How many?", "answer": "3+2=5\n#### 5"})
 
 
 def _shared(split):
     path = DATA / f"{split}.jsonl"
     if not path.exists():
-        pytest.skip(f"shared GSM8K data not found at {path}")
+        pytest.skip(
+            f"optional extra: the full GSM8K split is not at {path} (the excerpt tests cover "
+            "the loader)"
+        )
     return path
 
 
@@ -103,6 +109,35 @@ def test_write_jsonl_failure_leaves_old_file(tmp_path):
         write_jsonl(path, rows())
     assert path.read_text() == '{"a": 1}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+@pytest.mark.parametrize("split, first_gold", [("train", "72"), ("test", "18")])
+def test_load_shipped_excerpt(split, first_gold):
+    """The real-data loader on real GSM8K, offline, in every test run (no skip)."""
+    path = EXCERPT / f"{split}.jsonl"
+    records = load_gsm8k(split, local_path=path)
+    assert len(records) == 64
+    assert [r["prompt_id"] for r in records] == [f"{split}_{i:05d}" for i in range(64)]
+    assert all(set(r) == {"prompt_id", "question", "answer", "gold"} for r in records)
+    assert records[0]["gold"] == first_gold  # Natalia's clips (train), Janet's ducks (test)
+    assert len({r["question"] for r in records}) == 64
+    assert load_gsm8k(split, local_path=path, n=10) == records[:10]
+    with pytest.raises(DataError, match="first 65 problems but the split holds 64"):
+        load_gsm8k(split, local_path=path, n=65)
+
+
+def test_excerpt_licence_and_provenance():
+    assert "MIT License" in (EXCERPT / "LICENSE").read_text()
+    assert "Copyright (c) 2021 OpenAI" in (EXCERPT / "LICENSE").read_text()
+    readme = (EXCERPT / "README.md").read_text()
+    assert "openai/gsm8k" in readme and "first 64 lines" in readme
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_excerpt_is_the_head_of_the_full_split(split):
+    """Optional extra: the excerpt is lines 1-64 of the full split, byte for byte."""
+    full = _shared(split).read_bytes().splitlines(keepends=True)
+    assert (EXCERPT / f"{split}.jsonl").read_bytes() == b"".join(full[:64])
 
 
 @pytest.mark.parametrize("split, count", [("train", 7473), ("test", 1319)])

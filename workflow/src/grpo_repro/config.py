@@ -126,12 +126,24 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     if org.get("min_steps", 1) > org.get("max_steps", 1):
         found.append((["organism", "min_steps"], "must be <= organism.max_steps"))
     data, model = config.get("data", {}), config.get("model", {})
-    if data.get("source") == "gsm8k" and model.get("name_or_path") is None:
+    word_level = model.get("name_or_path") is None and org.get("tokenizer") == "word"
+    if data.get("source") == "gsm8k" and word_level:
         found.append(
             (
                 ["model", "name_or_path"],
-                "data.source=gsm8k needs a model (hub id or local path); the organism's "
-                "word-level vocabulary cannot read GSM8K",
+                "data.source=gsm8k needs a model that reads English: a hub id or local path, or "
+                "null with organism.tokenizer: bpe (a byte-level BPE the pipeline trains on the "
+                "GSM8K training text, config/smoke.yaml); the organism's word-level vocabulary "
+                "cannot read GSM8K",
+            )
+        )
+    if config.get("prompt", {}).get("template") == "chat" and word_level:
+        found.append(
+            (
+                ["prompt", "template"],
+                "chat needs a tokenizer with a chat template: the organism's word-level "
+                "tokenizer (organism.tokenizer: word) has none; use prompt.template: plain, or "
+                "organism.tokenizer: bpe (Qwen2.5's chat template)",
             )
         )
     train = config.get("train", {})

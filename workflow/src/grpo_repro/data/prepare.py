@@ -1,6 +1,7 @@
-"""The rule data_prepare (Sec. 6 prompt sets): the organism's generated problems and word-level
-tokenizer, or GSM8K (hub or local JSONL) with the model's tokenizer; every record gets its rendered
-prompt, so SFT, GRPO and evaluation read the same text. Writes the splits of grpo_repro.data.sets
+"""The rule data_prepare (Sec. 6 prompt sets): the organism's generated problems or GSM8K (hub or
+local JSONL), rendered with the tokenizer of the model: for a model the pipeline builds, the
+organism's word-level one or a byte-level BPE with Qwen2.5's chat template; else the model's own.
+Every record gets its rendered prompt, so SFT, GRPO and evaluation read the same text. Writes the splits of grpo_repro.data.sets
 (train, val, test, the training pool, and for the organism the SFT data written by the noisy
 teacher) and splits.json: each split's size and difficulty mix (steps per problem)."""
 
@@ -16,11 +17,20 @@ from grpo_repro.data.prompts import format_prompt
 SFT_SEED_OFFSET = 777  # the noisy teacher's slips are drawn from seed + this
 
 
-def make_tokenizer(config: dict, records: list[dict]):
-    """The organism's word-level tokenizer built from its texts, or the model's own tokenizer."""
-    if config["data"]["source"] == "organism":
+def make_tokenizer(config: dict, splits: dict):
+    """The tokenizer of a model the pipeline builds (model.name_or_path: null): the organism's
+    word-level one from every split's rendered text (organism.tokenizer: word), or a byte-level
+    BPE with Qwen2.5's chat template trained on the training split's questions and solutions
+    (bpe); else the model's own tokenizer."""
+    if config["model"]["name_or_path"] is None and config["organism"]["tokenizer"] == "bpe":
+        from grpo_repro.data.bpe import build_bpe_tokenizer
+
+        texts = [t for r in splits["train"] for t in (r["question"], r["answer"])]
+        return build_bpe_tokenizer(texts, config["organism"]["bpe_vocab_size"])
+    if config["model"]["name_or_path"] is None:
         from grpo_repro.data.tokenizer import build_tokenizer
 
+        records = [r for recs in splits.values() for r in recs]
         rendered = [format_prompt(r["question"], config["prompt"]) for r in records]
         return build_tokenizer(
             rendered + [r["answer"] for r in records], config["organism"]["max_value"]
@@ -57,13 +67,14 @@ def prepare(config: dict, outputs: dict) -> dict:
     (a directory) and stats (splits.json)); returns the statistics. `config` holds the keys seed,
     data, prompt, organism and model."""
     splits = sets.raw_records(config)
-    everything = [r for recs in splits.values() for r in recs]
-    tokenizer = make_tokenizer(config, everything)
+    tokenizer = make_tokenizer(config, splits)
     tokenizer.save_pretrained(outputs["tokenizer"])  # a record of what rendered the prompts
     splits = {k: sets.render(v, config["prompt"], tokenizer) for k, v in splits.items()}
     splits["pool"] = sets.train_pool(splits["train"], config["data"]["train_pool"], config["seed"])
     if "sft" in splits:
         splits["sft"] = teach(splits["sft"], config["organism"], config["seed"])
+    elif "sft" in outputs:  # a built model on GSM8K (bpe): SFT on the training split's solutions
+        splits["sft"] = list(splits["train"])
     for name, recs in splits.items():
         if name in outputs:
             io.write_jsonl(outputs[name], recs)

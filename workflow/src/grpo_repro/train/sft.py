@@ -1,7 +1,9 @@
 """Reference policy pi_ref of the organism (the analogue of Qwen2.5-0.5B-Instruct, Sec. 6): a small
 transformers Qwen2 causal LM (about 1.2M parameters by default), supervised fine-tuned with TRL's
 SFTTrainer on worked solutions (prompt/completion data, loss on the completion only, EOS appended).
-Stopped after a fixed number of steps chosen so that held-out success is partial.
+Stopped after a fixed number of steps chosen so that held-out success is partial. With
+organism.sft_steps 0 the random initialisation is pi_ref (config/smoke.yaml: its byte-level BPE
+model checks that the paper's path runs, not that it learns).
 """
 
 from __future__ import annotations
@@ -134,6 +136,8 @@ def run(
     pi_ref (model + tokenizer + organism.json), its SFT log (CSV) and run record (JSON)."""
     import torch
 
+    from grpo_repro.data.bpe import MAX_POSITIONS
+
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     tok = load_tokenizer(tokenizer_dir)
@@ -148,28 +152,31 @@ def run(
         tok.pad_token_id,
         tok.bos_token_id,
         tok.eos_token_id,
+        max_len=MAX_POSITIONS if org["tokenizer"] == "bpe" else 256,
         seed=seed,
     )
     n_params = sum(p.numel() for p in model.parameters())
     out = Path(model_dir)
     t0 = time.time()
-    log = train_reference(
-        records,
-        [r["prompt"] for r in records],
-        tok,
-        model,
-        out.parent / "_sft_work",
-        org["sft_steps"],
-        org["sft_batch"],
-        org["sft_lr"],
-        seed,
-        threads,
-    )
+    log = []  # sft_steps 0: pi_ref is the random initialisation (config/smoke.yaml)
+    if org["sft_steps"] > 0:
+        log = train_reference(
+            records,
+            [r["prompt"] for r in records],
+            tok,
+            model,
+            out.parent / "_sft_work",
+            org["sft_steps"],
+            org["sft_batch"],
+            org["sft_lr"],
+            seed,
+            threads,
+        )
     seconds = time.time() - t0
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
     save_policy(model, tok, out, marker={"organism": org, "parameters": n_params})
-    io.write_rows(log_csv, log)
+    io.write_rows(log_csv, log, None if log else ["step", "loss"])
     config = {"seed": seed, "organism": org}
     io.write_json(
         run_json,
@@ -180,6 +187,10 @@ def run(
             **provenance.record(config, inputs=[train_path]),
         },
     )
-    summary = {"parameters": n_params, "sft_seconds": round(seconds, 1), "final": log[-1]}
+    summary = {
+        "parameters": n_params,
+        "sft_seconds": round(seconds, 1),
+        "final": log[-1] if log else None,
+    }
     print(json.dumps(summary))
     return summary

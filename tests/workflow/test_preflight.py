@@ -1,0 +1,69 @@
+"""Preflight in the workflow (grpo_repro.preflight via common.smk's on_start): a local run that asks
+for what the machine lacks stops when it starts, before any job, naming the key, file and line; a
+dry run and a cluster executor's login node (here: the SLURM executor with fake, refusing SLURM
+commands) get past the start, the device being checked by the jobs on the GPU nodes."""
+
+import os
+import subprocess
+import sys
+
+from tests.helpers import copy_workflow
+
+TARGET = "results/theory/derivations.json"  # a small graph: the start is what is tested
+
+
+def snakemake(work, *args, path_prefix=None):
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # no GPU, whatever the test machine has
+    if path_prefix:
+        env["PATH"] = f"{path_prefix}{os.pathsep}{env['PATH']}"
+    res = subprocess.run(
+        [sys.executable, "-m", "snakemake", TARGET, *args],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+    return res.returncode, res.stdout + res.stderr
+
+
+def test_local_run_stops_at_start_naming_the_key(tmp_path):
+    work = copy_workflow(tmp_path / "wf")
+    (work / "bf16.yaml").write_text("train: {bf16: true}\n")
+    config = ["--configfile", "config/smoke.yaml", "bf16.yaml"]
+    rc, out = snakemake(work, "-n", *config)
+    assert rc == 0, out  # a dry run only builds the graph
+    rc, out = snakemake(work, "-c1", *config)
+    assert rc != 0
+    assert "this run cannot start" in out and "config key 'train.bf16' (" in out, out
+    assert f"{work / 'bf16.yaml'}:1)" in out
+    assert "CUDA" in out
+    assert not (work / "results").exists(), "a job ran before the check"
+
+
+def test_cluster_executor_defers_the_device_to_the_jobs(tmp_path):
+    work = copy_workflow(tmp_path / "wf")
+    (work / "bf16.yaml").write_text("train: {bf16: true}\n")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for cmd in ("sbatch", "sacct", "squeue", "sinfo", "scontrol", "sacctmgr", "scancel", "srun"):
+        (fake / cmd).write_text(f'#!/bin/sh\necho "fake slurm: {cmd} refused" >&2\nexit 1\n')
+        (fake / cmd).chmod(0o755)
+    rc, out = snakemake(
+        work,
+        "--executor",
+        "slurm",
+        "-j1",
+        "--slurm-init-seconds-before-status-checks",
+        "1",
+        "--seconds-between-status-checks",
+        "1",
+        "--configfile",
+        "config/smoke.yaml",
+        "bf16.yaml",
+        path_prefix=fake,
+    )
+    assert rc != 0  # the fake cluster refuses every job ...
+    assert "this run cannot start" not in out, out  # ... but the login node's start passed
+    assert "Job submission failed" in out and "fake slurm" in out, out
