@@ -18,6 +18,7 @@ from grpo_repro.figures.registry import FAMILIES
 from grpo_repro.report.registry import CATEGORIES, PLOTS
 from grpo_repro.report.tables import eval_entries
 from grpo_repro.data.sets import check_sources, n_epoch_prompts
+from grpo_repro.fixed_point import runs as fp_runs
 from grpo_repro.train.schedule import checkpoint_steps
 
 try:
@@ -66,14 +67,6 @@ TRAIN_CONFIG = {
 REPORT = f"{RESULTS}/report"
 REPORT_DATA = f"{REPORT}/data"
 EVAL_ENTRIES = eval_entries(RESULTS, VARIANTS, SEEDS, SPLITS, STEPS)
-FP = config["fixed_point"]
-FP_DIR = f"{RESULTS}/fixed_point"
-FP_RUNS = [  # {variant}_{kl}/beta_{beta}/seed_{seed}: one GRPO run on the pool per beta and run kind
-    f"{run.replace('/', '_')}/beta_{beta:g}/seed_{FP['seed']}"
-    for run in FP["runs"]
-    for beta in FP["betas"]
-]
-FP_STEPS = list(range(FP["save_steps"], FP["max_steps"] + 1, FP["save_steps"]))
 REPORT_COMPUTE = [  # the report stage's compute rules (plot rules come from PLOTS)
     "report_training",
     "report_landing",
@@ -88,7 +81,7 @@ REPORT_COMPUTE = [  # the report stage's compute rules (plot rules come from PLO
 wildcard_constraints:
     variant="|".join(VARIANTS),
     seed=r"\d+",
-    split="test|train",
+    split="|".join(SPLITS),
     step=r"\d+",
 
 
@@ -263,60 +256,6 @@ def report_targets():
         for split in SPLITS if plot.per_split else [None]:
             out += [str(p) for p in report_figures(plot, split)]
     return out
-
-
-# ------------------------------------------------------------------------------ fixed_point
-def fp_train_settings(wildcards):
-    """The training settings of one fixed-point run: the train section with the run's beta, KL
-    estimator and the sweep's steps and learning rate, on the pool (many epochs)."""
-    train = {
-        **config["train"],
-        "beta": float(wildcards.beta),
-        "kl_estimator": wildcards.kl,
-        "learning_rate": FP["learning_rate"],
-        "max_steps": FP["max_steps"],
-        "save_steps": FP["save_steps"],
-        "on_pool": True,
-        "seeds": [FP["seed"]],
-    }
-    return {**TRAIN_CONFIG, "train": train}
-
-
-def fp_model(wildcards):
-    """pi_ref for run `ref` (step 0), else the run's checkpoint."""
-    if wildcards.run == "ref":
-        return REF_MODEL
-    return f"{FP_DIR}/train/{wildcards.run}/checkpoints/step_{wildcards.step}"
-
-
-def fp_eval_settings(wildcards):
-    samples = FP["ref_samples"] if wildcards.run == "ref" else FP["samples"]
-    settings = cfg.eval_settings(config)
-    return {**settings, "eval": {**settings["eval"], "samples": samples}}
-
-
-def fp_eval_model_input(wildcards):
-    return (
-        ref_model_input() if wildcards.run == "ref" else f"{FP_DIR}/train/{wildcards.run}/run.json"
-    )
-
-
-def fp_tables():
-    out = {"ref": f"{FP_DIR}/evaluate/ref/pool/step_0.csv"}
-    for run in FP_RUNS:
-        for step in FP_STEPS:
-            out[f"{run}@{step}"] = f"{FP_DIR}/evaluate/{run}/pool/step_{step}.csv"
-    return out
-
-
-def fixed_point_targets():
-    return [
-        f"{FP_DIR}/data/prompts.csv",
-        f"{FP_DIR}/data/summary.csv",
-        f"{FP_DIR}/summary.md",
-        f"{FP_DIR}/fixed_point.png",
-        f"{FP_DIR}/fixed_point.pdf",
-    ]
 
 
 def on_start():

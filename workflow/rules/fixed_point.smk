@@ -7,6 +7,12 @@ last checkpoint's sequence-level KL(pi || pi_ref) is measured; grpo_repro.fixed_
 prompt's plateau with p* and with the baselines "stays at p_ref" and "goes to 1".
 """
 
+FP = config["fixed_point"]
+FP_DIR = f"{RESULTS}/fixed_point"
+# {variant}_{kl}/beta_{beta}/seed_{seed}: one GRPO run on the pool per run kind and beta
+FP_RUNS = fp_runs.run_names(FP["runs"], FP["betas"], FP["seed"])
+FP_STEPS = list(range(FP["save_steps"], FP["max_steps"] + 1, FP["save_steps"]))
+
 
 rule fixed_point_pool:
     """The first fixed_point.n_prompts prompts of the training pool."""
@@ -45,7 +51,7 @@ use rule train_grpo as fixed_point_train with:
         kl="k3|k3_ratio",
         beta=r"[0-9.e+-]+",
     params:
-        settings=fp_train_settings,
+        settings=lambda w: fp_runs.train_settings(TRAIN_CONFIG, FP, float(w.beta), w.kl),
         ref=REF_MODEL,
         n_epoch_prompts=FP["n_prompts"],
 
@@ -53,7 +59,9 @@ use rule train_grpo as fixed_point_train with:
 use rule evaluate_checkpoint as fixed_point_evaluate with:
     input:
         data=[rules.fixed_point_pool.output.pool],
-        model=fp_eval_model_input,
+        model=lambda w: (
+            ref_model_input() if w.run == "ref" else f"{FP_DIR}/train/{w.run}/run.json"
+        ),
         code=code("evaluate_checkpoint.py"),
     output:
         tables=[f"{FP_DIR}/evaluate/{{run}}/pool/step_{{step}}.csv"],
@@ -65,9 +73,11 @@ use rule evaluate_checkpoint as fixed_point_evaluate with:
     wildcard_constraints:
         run=r"ref|(grpo|mirror|dr_grpo|mirror_dr)_(k3|k3_ratio)/beta_[0-9.e+-]+/seed_\d+",
     params:
-        model=fp_model,
+        model=lambda w: (  # pi_ref for run `ref` (step 0), else the checkpoint
+            REF_MODEL if w.run == "ref" else f"{FP_DIR}/train/{w.run}/checkpoints/step_{w.step}"
+        ),
         splits=["pool"],
-        settings=fp_eval_settings,
+        settings=lambda w: fp_runs.eval_settings(cfg.eval_settings(config), FP, w.run),
 
 
 rule fixed_point_kl:
@@ -103,7 +113,7 @@ rule fixed_point_compare:
     """Per prompt: p_ref, predicted p*, measured plateau, KL; per (run, beta): the metrics against
     the two baselines; summary.md."""
     input:
-        **fp_tables(),
+        **fp_runs.table_paths(FP_DIR, FP_RUNS, FP_STEPS),
         **{f"kl@{run}": f"{FP_DIR}/kl/{run}.csv" for run in FP_RUNS},
         code=code("fixed_point_compare.py"),
     output:
@@ -157,4 +167,5 @@ rule fixed_point_plot:
 rule fixed_point:
     """The fixed-point test (`snakemake -c2 fixed_point`)."""
     input:
-        fixed_point_targets(),
+        rules.fixed_point_compare.output,
+        rules.fixed_point_plot.output,

@@ -5,7 +5,7 @@ beside p*(beta, p_ref) and the baselines, the summary per (run, beta) and summar
 import pandas as pd
 
 from grpo_repro import io
-from grpo_repro.fixed_point import compare, markdown
+from grpo_repro.fixed_point import compare, markdown, runs
 
 sm = snakemake
 io.log_to(sm.log[0])
@@ -13,13 +13,12 @@ p = sm.params
 ref = pd.read_csv(sm.input.ref, dtype={"prompt_id": str})
 parts = []
 for run in p.runs:
-    kind, beta, _ = run.split("/")  # {variant}_{kl}/beta_{beta}/seed_{seed}
+    kind, beta, _ = runs.parse(run)
     tables = [
         pd.read_csv(sm.input[f"{run}@{s}"], dtype={"prompt_id": str}).assign(step=s)
         for s in p.steps
     ]
     kl = pd.read_csv(sm.input[f"kl@{run}"], dtype={"prompt_id": str})
-    beta = float(beta.removeprefix("beta_"))
     table = compare.prompt_table(ref, pd.concat(tables), kl, kind, beta, p.eps)
     parts.append(table.assign(run=kind, beta=beta))
 prompts = pd.concat(parts, ignore_index=True)
