@@ -302,6 +302,3 @@ def variant_dynamics(cfg: dict) -> dict:
                         )
                     )
     return {"csv": pd.concat(rows, ignore_index=True)}
-
-
-# ------------------------------------------------------------------------------- the oracle
