@@ -31,11 +31,12 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-SMALL = {  # the default configuration, shrunk: same code paths, fewer steps and prompts
-    "organism": {"sft_steps": 120},
-    "data": {"n_train": 4000, "n_test": 24, "train_pool": 16},
-    "train": {"max_steps": 12, "save_steps": 4},
+SMALL = {  # the default configuration, shrunk: same code paths, fewer steps, prompts and seeds
+    "organism": {"sft_steps": 120, "n_sft": 2000},
+    "data": {"n_train": 64, "n_val": 16, "n_test": 24, "train_pool": 16},
+    "train": {"max_steps": 12, "save_steps": 4, "seeds": [0, 1]},
     "eval": {"samples": 16},
+    "fixed_point": {"n_prompts": 8},  # <= data.train_pool (not run: not in the default target)
 }
 
 
@@ -99,7 +100,7 @@ def kill_when(proc: subprocess.Popen, ready, what: str, timeout: float = 3600) -
 
 
 def training_checkpoint(workdir: Path):
-    done = [p for p in glob.glob(str(workdir / "results/train/*/work/checkpoint-*/rng_state.pth"))]
+    done = glob.glob(str(workdir / "results/train/*/seed_*/work/checkpoint-*/rng_state.pth"))
     return (
         done and f"during training, after {Path(done[0]).parent.relative_to(workdir)} was written"
     )
@@ -128,11 +129,10 @@ def compare(a: Path, b: Path) -> tuple[list[str], list[str]]:
 
 def redone(workdir: Path) -> list[str]:
     out = []
-    for run in sorted(glob.glob(str(workdir / "results/train/*/run.json"))):
+    for run in sorted(glob.glob(str(workdir / "results/train/*/seed_*/run.json"))):
         info = json.load(open(run))
-        out.append(
-            f"train {info['variant']}: resumed from {info.get('resumed_from') or 'the start'}"
-        )
+        name = Path(run).parent.relative_to(workdir / "results/train")
+        out.append(f"train {name}: resumed from {info.get('resumed_from') or 'the start'}")
     for meta in sorted(glob.glob(str(workdir / "results/evaluate/**/*.json"), recursive=True)):
         timing = json.load(open(meta)).get("timing", {})
         if timing.get("resumed_chunks"):
