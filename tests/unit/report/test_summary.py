@@ -172,6 +172,8 @@ def test_summary_build_and_markdown(tmp_path, default_config):
     )
     assert f"{100 * grpo_test['mean_final']:.1f}%" in rst and "21.0%" in rst and "37.5%" in rst
     assert f"{s['derivations']['claims_passed']} / {s['derivations']['claims_total']} claims" in rst
+    if any(x["key"] == "model.name_or_path" for x in s["paper_comparison"]["deviations"]):
+        assert "null (the model organism built by the pipeline)" in rst  # what null means here
     html = publish_parts(
         rst,
         writer="html",

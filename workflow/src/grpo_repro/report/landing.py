@@ -28,8 +28,16 @@ STAGES = (
 )
 
 
-def _value(x) -> str:
-    return "null (all / one epoch)" if x is None else str(x)
+NULL_MEANS = {  # what null stands for, by key (config/config.yaml's comments)
+    "model.name_or_path": "the model organism built by the pipeline",
+    "train.max_steps": "one epoch",
+}
+
+
+def _value(x, key: str) -> str:
+    if x is None:
+        return f"null ({NULL_MEANS.get(key, 'the whole split')})"
+    return str(x)
 
 
 def _pct(x) -> str:
@@ -86,7 +94,7 @@ def landing_rst(s: dict) -> str:
     ]
     if pc["deviations"]:
         lines += [
-            f"- ``{x['key']}``: {_value(x['ours'])} (paper: {_value(x['paper'])})"
+            f"- ``{x['key']}``: {_value(x['ours'], x['key'])} (paper: {_value(x['paper'], x['key'])})"
             for x in pc["deviations"]
         ]
         lines += [""]
