@@ -52,12 +52,13 @@ def test_plot_script_edit_reruns_only_plots(report_workflow):
 
 
 def test_restyle_reruns_every_plot_and_no_compute(report_workflow):
+    figures = PLOT_RULES - HTML_TABLES  # the rules that draw with matplotlib
+    with _edited(report_workflow / "workflow/src/grpo_repro/style.py"):  # the shared plot style
+        assert _pending(report_workflow) == figures
     with _edited(report_workflow / "workflow/src/grpo_repro/report/plots.py"):
-        jobs = _pending(report_workflow)
-    assert jobs == PLOT_RULES - HTML_TABLES
-    with _edited(report_workflow / "workflow/src/grpo_repro/style.py"):
-        jobs = _pending(report_workflow)
-    assert jobs and all(r.startswith("report_plot_") for r in jobs), jobs
+        assert _pending(report_workflow) == figures - {"report_plot_training"}
+    with _edited(report_workflow / "workflow/src/grpo_repro/report/plot_training.py"):
+        assert _pending(report_workflow) == {"report_plot_training"}
 
 
 def test_compute_edit_never_reruns_training(report_workflow):
