@@ -1,11 +1,13 @@
 """The multi-process path of the paper configuration (train.devices > 1: `accelerate launch`, one
 process per device) on 2 CPU processes (gloo), through the rule's own launcher
-(grpo_repro.train.launch): the same global batch on 1 and 2 processes gives the same training curve
-(observed bit-identical; asserted to 1e-6 on logged values and 1e-5 on weights), whole groups stay
-on one process, and a run killed mid-way (SIGKILL after TRL's checkpoint 4 of 8) resumes from that
-checkpoint on both ranks and ends with the weights of an uninterrupted run.
+(grpo_repro.train.launch): the run really has 2 ranks (gloo, MULTI_CPU), and the same global batch
+on 1 and 2 processes gives the same training curve: the same completions and rewards (exactly) and
+the same updates up to float summation order (KL, loss and weights asserted to 2e-4; observed
+2e-5 after 16 steps at lr 1e-2). Whole groups stay on one process, and a run killed mid-way
+(SIGKILL after TRL's checkpoint 4, 8 or 12 of 16) resumes from that checkpoint on both ranks and
+ends with the weights of an uninterrupted 2-process run.
 
-Slow (about 4 minutes on 2 cores): `pytest -m slow`, run by .ci/run.
+Slow (about 30 seconds on 2 cores): `pytest -m slow`, run by .ci/run.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import psutil
 import pytest
 import torch
 
 from tests.helpers import ROOT
 
 pytestmark = pytest.mark.slow
-STEPS = 8
+STEPS = 16  # checkpoints every 4 steps: the kill lands after checkpoint 4, 8 or 12
 
 
 def _setup(root: Path):
@@ -39,7 +42,7 @@ def _setup(root: Path):
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
     save_policy(model, tok, ref)
-    records = micro_records(4)  # 20 prompts; 4 per step, mu 2: 8 steps = 0.8 epoch
+    records = micro_records(4)  # 20 prompts; 4 per step, mu 2: 16 steps = 1.6 epochs
     io.write_jsonl(root / "prompts.jsonl", records)
     train = cfg.load(ROOT / "config" / "config.yaml")["train"]
     train.update(
@@ -67,9 +70,10 @@ def _launch_code(root, ref, n, train, devices, out):
     )
 
 
-def _run(root, ref, n, train, devices, out, kill_after_checkpoint=None):
-    """Train in a child process (its own process group); with `kill_after_checkpoint`, SIGKILL
-    the group once TRL's checkpoint-N is complete. Returns the exit code."""
+def _run(root, ref, n, train, devices, out, kill=False):
+    """Train in a child process. Returns the exit code; with `kill`,
+    SIGKILL it and its descendants as soon as a TRL checkpoint before the last is complete and return
+    (exit code, that checkpoint's step)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     code = _launch_code(root, ref, n, train, devices, out)
     proc = subprocess.Popen(
@@ -79,18 +83,20 @@ def _run(root, ref, n, train, devices, out, kill_after_checkpoint=None):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    if kill_after_checkpoint is None:
+    if not kill:
         return proc.wait(timeout=900)
-    from grpo_repro.train.checkpoints import complete_trl_checkpoint
+    from grpo_repro.train.checkpoints import complete_trl_checkpoint, trl_checkpoint_step
 
-    deadline = time.time() + 900
+    deadline, step = time.time() + 900, 0
     while time.time() < deadline and proc.poll() is None:
-        ck = complete_trl_checkpoint(out / "work")
-        if ck and ck.endswith(f"checkpoint-{kill_after_checkpoint}"):
-            os.killpg(proc.pid, signal.SIGKILL)
+        step = trl_checkpoint_step(complete_trl_checkpoint(out / "work"))
+        if 0 < step < STEPS:  # torchrun starts its workers in their own sessions: kill the tree
+            tree = [proc.pid, *(c.pid for c in psutil.Process(proc.pid).children(recursive=True))]
+            for pid in tree:
+                os.kill(pid, signal.SIGKILL)
             break
-        time.sleep(0.2)
-    return proc.wait(timeout=60)
+        time.sleep(0.005)  # a step of this micro run takes about 50 ms
+    return proc.wait(timeout=60), step
 
 
 def _weights(out):
@@ -113,11 +119,14 @@ def runs(tmp_path_factory):
 def test_two_processes_give_the_one_process_curve(runs):
     _, _, _, _, outs = runs
     one, two = (pd.read_csv(outs[d] / "train_log.csv") for d in (1, 2))
-    cols = ["reward", "kl", "loss"]
     assert len(one) == len(two) and one["step"].tolist() == two["step"].tolist()
-    assert (one[cols].fillna(0) - two[cols].fillna(0)).abs().to_numpy().max() <= 1e-6
+    # the same completions (per-group seeds): the same rewards, exactly
+    assert one["reward"].fillna(-1).tolist() == two["reward"].fillna(-1).tolist()
+    # the same updates up to float summation order (gradient all-reduce): observed <= 2e-5
+    cols = ["kl", "loss"]
+    assert (one[cols].fillna(0) - two[cols].fillna(0)).abs().to_numpy().max() <= 2e-4
     a, b = _weights(outs[1]), _weights(outs[2])
-    assert max((a[k] - b[k]).abs().max().item() for k in a) <= 1e-5
+    assert max((a[k] - b[k]).abs().max().item() for k in a) <= 2e-4
     run = json.loads((outs[2] / "run.json").read_text())
     assert run["devices"] == 2 and run["grpo_config"]["per_device_train_batch_size"] == 8
     assert (
@@ -129,10 +138,12 @@ def test_two_processes_give_the_one_process_curve(runs):
 def test_two_process_kill_and_resume_is_exact(runs):
     root, ref, n, train, outs = runs
     cut = root / "cut"
-    assert _run(root, ref, n, train, 2, cut, kill_after_checkpoint=4) != 0  # killed
+    code, killed_at = _run(root, ref, n, train, 2, cut, kill=True)
+    assert code != 0 and 0 < killed_at < STEPS  # killed after a checkpoint before the last
     assert not (cut / "run.json").exists()
     assert _run(root, ref, n, train, 2, cut) == 0
     run = json.loads((cut / "run.json").read_text())
-    assert run["resumed_from"].endswith("checkpoint-4") and run["global_step"] == STEPS
+    assert run["resumed_from"].endswith(f"checkpoint-{killed_at}")
+    assert run["global_step"] == STEPS
     a, b = _weights(outs[2]), _weights(cut)
     assert all(torch.equal(a[k], b[k]) for k in a)

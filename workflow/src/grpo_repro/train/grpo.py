@@ -226,7 +226,7 @@ def run(
     from grpo_repro.train.schedule import checkpoint_steps
 
     devices = int(os.environ.get("WORLD_SIZE", "1"))
-    use_cpu = config["train"]["devices"] == 1 and not torch.cuda.is_available()
+    use_cpu = not torch.cuda.is_available()  # also multi-process on CPU: gloo (MULTI_CPU)
     if use_cpu:
         torch.set_num_threads(threads)
     records = read_prompts(prompts_path)

@@ -19,6 +19,7 @@ def command(devices: int, args: dict) -> list[str]:
         sys.executable,
         "-m",
         "accelerate.commands.launch",
+        "--multi_gpu",  # torchrun, one process per device; without it a CPU-only host runs one
         "--num_processes",
         str(devices),
         "-m",
