@@ -1,7 +1,10 @@
 """Helpers shared by the tests: the repository root, a copy of the workflow, tiny models,
 fabricated results, a throw-away SLURM cluster."""
 
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,3 +19,33 @@ def copy_workflow(dest: Path) -> Path:
     for sub in ("config", "workflow", "envs"):
         shutil.copytree(ROOT / sub, dest / sub, ignore=ignore)
     return dest
+
+
+def snakemake(
+    args: list[str], cwd: Path, env: dict | None = None, timeout: int = 600
+) -> subprocess.CompletedProcess:
+    """`python -m snakemake *args` in `cwd` (no stdin, output captured); `.log` = stdout + stderr."""
+    res = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+    )
+    res.log = res.stdout + res.stderr  # type: ignore[attr-defined]
+    return res
+
+
+def job_counts(log: str) -> dict[str, int]:
+    """{rule: jobs} of the first "Job stats" table a run or dry run prints, up to and with its
+    "total" row (empty when nothing is scheduled)."""
+    counts: dict[str, int] = {}
+    for line in log.partition("Job stats:")[2].splitlines():
+        m = re.match(r"^(\w+)\s+(\d+)$", line)
+        if m:
+            counts[m.group(1)] = int(m.group(2))
+            if m.group(1) == "total":
+                break
+    return counts

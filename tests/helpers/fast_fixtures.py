@@ -61,36 +61,25 @@ def build(
 ):
     """A trainer configured as grpo_repro.train.grpo.train configures it, without checkpoints.
     fast=None: the project's trainer (make_trainer_class); a dict: make_fast_trainer_class(**fast)."""
-    from datasets import Dataset
-    from trl import GRPOConfig
-
     from grpo_repro.models import load_policy
-    from grpo_repro.train.args import grpo_args
-    from grpo_repro.train.grpo import make_trainer_class
+    from grpo_repro.train.grpo import build_trainer
 
-    kwargs, extra = grpo_args(config, variant, seed, work_dir, steps, 1, True)
-    kwargs.update(disable_tqdm=True, save_strategy="no")
-    args = GRPOConfig(**kwargs)
-    data = Dataset.from_dict(
-        {"prompt": [r["prompt"] for r in records], "gold": [r["gold"] for r in records]}
-    )
-    if fast is None:
-        cls = make_trainer_class()
-    else:
-        from grpo_repro.train.fast import make_fast_trainer_class
-
-        cls = make_fast_trainer_class(**fast)
     model, tok = load_policy(ref_path)
-    model.train()
-    trainer = cls(
-        model=model,
-        args=args,
-        train_dataset=data,
-        reward_funcs=[reward],
-        processing_class=tok,
-        callbacks=list(callbacks),
+    trainer, _, _ = build_trainer(
+        model,
+        tok,
+        config,
+        variant,
+        seed,
+        records,
+        work_dir,
+        steps,
+        reward_fn=reward,
+        callbacks=callbacks,
+        fast=fast,
+        disable_tqdm=True,
+        save_strategy="no",
     )
-    trainer.paper_eps = extra["smoothing_eps"]
     return trainer
 
 

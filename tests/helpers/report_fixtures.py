@@ -24,10 +24,12 @@ from grpo_repro import stats
 RATES = {"grpo": 0.5, "mirror": 0.8, "dr_grpo": 0.3, "mirror_dr": 0.6}
 
 
-def eval_table(prompt_ids, p_true, samples, rng) -> pd.DataFrame:
-    k = rng.binomial(samples, p_true)
+def counts_table(prompt_ids, k, samples, k_lenient=None) -> pd.DataFrame:
+    """An evaluation table (the columns the report reads, report.EVAL_COLUMNS) from `k` successes
+    out of `samples` per prompt; lenient successes default to the strict ones."""
+    k = np.asarray(k)
+    k_len = k if k_lenient is None else np.asarray(k_lenient)
     lo, hi = stats.wilson(k, np.full_like(k, samples))
-    k_len = np.minimum(samples, k + rng.binomial(samples - k, 0.1))
     return pd.DataFrame(
         {
             "prompt_id": prompt_ids,
@@ -40,6 +42,13 @@ def eval_table(prompt_ids, p_true, samples, rng) -> pd.DataFrame:
             "p_hat_lenient": k_len / samples,
         }
     )
+
+
+def eval_table(prompt_ids, p_true, samples, rng) -> pd.DataFrame:
+    """Binomial draws around p_true (lenient: a tenth of the failures also pass)."""
+    k = rng.binomial(samples, p_true)
+    k_len = np.minimum(samples, k + rng.binomial(samples - k, 0.1))
+    return counts_table(prompt_ids, k, samples, k_len)
 
 
 def write_table(df: pd.DataFrame, path: Path, meta: dict) -> None:

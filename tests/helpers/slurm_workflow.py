@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, snakemake
 
 PROFILE = ROOT / "workflow" / "profiles" / "slurm"
 GPU_RULES = ("train_reference", "train_grpo", "evaluate_checkpoint")
@@ -72,22 +70,6 @@ def resource(res: dict[str, str], key: str, attempt: int = 1):
 def rule_resources(rule: str) -> dict[str, str]:
     prof = profile_resources()
     return {**prof["*"], **prof.get(rule, {})}
-
-
-def snakemake(
-    args: list[str], cwd: Path, env: dict | None = None, timeout: int = 300
-) -> subprocess.CompletedProcess:
-    res = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=timeout,
-    )
-    res.log = res.stdout + res.stderr  # type: ignore[attr-defined]
-    return res
 
 
 def fast_stage_targets(workdir: Path) -> list[str]:

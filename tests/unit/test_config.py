@@ -1,13 +1,10 @@
 """Configuration validation (schema + cross-field rules): every bad input names its key, file, line."""
 
-import subprocess
-import sys
-
 import pytest
 import yaml
 
 from grpo_repro import config as cfg
-from tests.helpers import ROOT
+from tests.helpers import ROOT, snakemake
 
 DEFAULT = ROOT / "config" / "config.yaml"
 PAPER = ROOT / "config" / "paper.yaml"
@@ -172,16 +169,9 @@ def test_snakemake_stops_before_scheduling(tmp_path):
     config["train"]["clip_eps"] = 0
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(config))
-    res = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--configfile", str(bad)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    res = snakemake(["-n", "--configfile", str(bad)], ROOT, timeout=120)
     assert res.returncode != 0
-    out = res.stdout + res.stderr
+    out = res.log
     assert "train.clip_eps" in out and str(bad) in out
     assert "Job stats" not in out  # nothing was scheduled
 

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from tests.helpers import ROOT, copy_workflow
+from tests.helpers import ROOT, copy_workflow, job_counts, snakemake
 from tests.helpers.report_fixtures import make_results
 
 REPORT_RULES = re.compile(r"^report_\w+$")
@@ -19,24 +17,13 @@ REPORT_RULES = re.compile(r"^report_\w+$")
 
 def _snakemake(cwd, *args, timeout=600):
     env = {**os.environ, "PYTHONPATH": str(cwd / "workflow" / "src"), "HF_HUB_OFFLINE": "1"}
-    res = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args, "--configfile", "config/test.yaml"],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=timeout,
-    )
+    res = snakemake([*args, "--configfile", "config/test.yaml"], cwd, env, timeout)
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-4000:]
-    return res.stdout + res.stderr
+    return res.log
 
 
 def _jobs(out: str) -> set:
-    if "Job stats:" not in out:
-        return set()
-    table = out.split("Job stats:")[1].split("total")[0]
-    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+$", table, re.M)}
+    return set(job_counts(out)) - {"total"}
 
 
 @pytest.fixture(scope="session")

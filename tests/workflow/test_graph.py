@@ -8,25 +8,13 @@ import sys
 from modulefinder import ModuleFinder
 from pathlib import Path
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, job_counts, snakemake
 
 
 def dry_run(*args):
-    res = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--forceall", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
-    assert res.returncode == 0, res.stdout + res.stderr
+    res = snakemake(["-n", "--forceall", *args], ROOT, timeout=300)
+    assert res.returncode == 0, res.log
     return res.stdout
-
-
-def job_counts(out: str) -> dict:
-    table = out.split("Job stats:")[1]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
 
 
 def test_default_graph():
@@ -118,6 +106,7 @@ def test_plot_rules_do_not_depend_on_compute_code():
         if "_plot" in r["name"]:
             assert not code & {
                 "compute.py",
+                "compute_maps.py",
                 "compute_oracle.py",
                 "amplification.py",
                 "overlay.py",

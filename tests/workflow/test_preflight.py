@@ -4,37 +4,27 @@ dry run and a cluster executor's login node (here: the SLURM executor with fake,
 commands) get past the start, the device being checked by the jobs on the GPU nodes."""
 
 import os
-import subprocess
-import sys
 
-from tests.helpers import copy_workflow
+from tests.helpers import copy_workflow, snakemake
 
 TARGET = "results/theory/derivations.json"  # a small graph: the start is what is tested
 
 
-def snakemake(work, *args, path_prefix=None):
+def run(work, *args, path_prefix=None):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # no GPU, whatever the test machine has
     if path_prefix:
         env["PATH"] = f"{path_prefix}{os.pathsep}{env['PATH']}"
-    res = subprocess.run(
-        [sys.executable, "-m", "snakemake", TARGET, *args],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
-    return res.returncode, res.stdout + res.stderr
+    res = snakemake([TARGET, *args], work, env, timeout=300)
+    return res.returncode, res.log
 
 
 def test_local_run_stops_at_start_naming_the_key(tmp_path):
     work = copy_workflow(tmp_path / "wf")
     (work / "bf16.yaml").write_text("train: {bf16: true}\n")
     config = ["--configfile", "config/smoke.yaml", "bf16.yaml"]
-    rc, out = snakemake(work, "-n", *config)
+    rc, out = run(work, "-n", *config)
     assert rc == 0, out  # a dry run only builds the graph
-    rc, out = snakemake(work, "-c1", *config)
+    rc, out = run(work, "-c1", *config)
     assert rc != 0
     assert "this run cannot start" in out and "config key 'train.bf16' (" in out, out
     assert f"{work / 'bf16.yaml'}:1)" in out
@@ -50,7 +40,7 @@ def test_cluster_executor_defers_the_device_to_the_jobs(tmp_path):
     for cmd in ("sbatch", "sacct", "squeue", "sinfo", "scontrol", "sacctmgr", "scancel", "srun"):
         (fake / cmd).write_text(f'#!/bin/sh\necho "fake slurm: {cmd} refused" >&2\nexit 1\n')
         (fake / cmd).chmod(0o755)
-    rc, out = snakemake(
+    rc, out = run(
         work,
         "--executor",
         "slurm",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import copy_workflow
+from tests.helpers import copy_workflow, snakemake
 from tests.helpers.slurm_cluster import SlurmCluster, missing_binaries
 from tests.helpers.slurm_workflow import (
     CLUSTER_FLAGS,
@@ -35,7 +35,6 @@ from tests.helpers.slurm_workflow import (
     resource,
     rule_resources,
     slurm_time_minutes,
-    snakemake,
 )
 
 pytestmark = pytest.mark.slurm

@@ -8,9 +8,9 @@ shapes, the achieved FLOP rate and the padding waste of the batches.
     python workflow/benchmarks/bench_sft.py [--rounds 2] [--steps 15] [--sft-records 4096] [--ref DIR]
 
 (also `bench_train.py sft`). Each run starts from a fresh organism model (train_reference's
-starting point) on --sft-records records of the organism's training split (grpo_repro.data,
-default config), tokenized with the pipeline's tokenizer (make_tokenizer; --ref DIR: that
-model's tokenizer instead).
+starting point) on --sft-records records of the pipeline's SFT set, tokenized with the pipeline's
+tokenizer (both as the rule data_prepare writes them: train_harness.prepared_data; --ref DIR:
+that model's tokenizer instead).
 """
 
 from __future__ import annotations
@@ -60,17 +60,7 @@ def sft_run(tok, records, org, steps, compact):
             losses.append(float((out[0] if isinstance(out, tuple) else out).detach()))
             return out
 
-    model = sft.build_model(
-        len(tok),
-        org["hidden"],
-        org["layers"],
-        org["heads"],
-        org["ffn"],
-        tok.pad_token_id,
-        tok.bos_token_id,
-        tok.eos_token_id,
-        seed=0,
-    )
+    model = sft.organism_model(tok, org, seed=0)  # the pipeline's pi_ref before SFT
     orig_trainer, orig_head = trl.SFTTrainer, sft.compact_lm_head
     trl.SFTTrainer = Counted  # train_reference imports it from trl at call time
     if not compact:
@@ -97,17 +87,15 @@ def cmd_sft(a):
     """SFT step time and tokens/s, TRL's every-position head vs compact_lm_head, interleaved."""
     import random
 
-    from grpo_repro.data import sets
-    from grpo_repro.data.prepare import make_tokenizer
+    from grpo_repro.data.sets import read_prompts
     from grpo_repro.models import load_tokenizer
 
-    config = H.load_config()
-    org = config["organism"]
-    train, test = sets.raw_records(config)
-    tok = load_tokenizer(a.ref) if a.ref else make_tokenizer(config, train + test)
-    print(f"tokenizer: {a.ref or 'grpo_repro.data.prepare.make_tokenizer (default config)'}")
-    train = sets.render(train, config["prompt"])
-    records = random.Random(0).sample(train, min(a.sft_records, len(train)))
+    org = H.load_config()["organism"]
+    data = H.prepared_data()  # the SFT set and tokenizer of the rule data_prepare
+    tok = load_tokenizer(a.ref or data["tokenizer"])
+    print(f"tokenizer: {a.ref or data['tokenizer']}; SFT records: {data['sft']}")
+    sft_set = read_prompts(data["sft"])
+    records = random.Random(0).sample(sft_set, min(a.sft_records, len(sft_set)))
     res = {"trl_head": [], "compact": []}
     model = None
     for r in range(a.rounds):

@@ -31,7 +31,6 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 ROOT = Path(__file__).resolve().parents[2]
 PIPELINE_REF = ROOT / "results" / "train" / "ref" / "model"
-PIPELINE_POOL = ROOT / "results" / "data" / "train_pool.jsonl"
 CACHE = ROOT / "results" / "benchmarks_cache"
 
 GENERATION_PHASE = ["generation", "reward", "old_logps", "ref_logps", "bookkeeping"]
@@ -56,31 +55,65 @@ def load_config(prompts_per_step=8, num_generations=8, **train_over) -> dict:
     return config
 
 
-def cached_ref(sft_steps: int = 300) -> tuple[Path, Path]:
-    """(pi_ref dir, pool JSONL) of a quick pi_ref: the pipeline's data_prepare and train_reference
-    functions with the default config, SFT cut to `sft_steps` steps; built once under
-    results/benchmarks_cache/ (rebuilt when the config or step count changes)."""
+#: data_prepare's files (workflow/rules/common.smk, data_outputs) the benchmarks read
+DATA_FILES = {
+    "train": "train.jsonl",
+    "test": "test.jsonl",
+    "pool": "train_pool.jsonl",
+    "sft": "sft.jsonl",
+    "stats": "splits.json",
+    "tokenizer": "tokenizer",
+}
+
+
+def prepared_data() -> dict[str, Path]:
+    """{name: path} of the default config's prompt sets and tokenizer as the rule data_prepare
+    writes them (grpo_repro.data.prepare.prepare): results/data/ when the pipeline has run, else
+    built once under results/benchmarks_cache/data/ (rebuilt when the settings change)."""
     import json
 
     from grpo_repro.data.prepare import prepare
+
+    pipeline = {k: ROOT / "results" / "data" / v for k, v in DATA_FILES.items()}
+    if all(p.exists() for p in pipeline.values()):
+        return pipeline
+    config = load_config()
+    keys = {k: config[k] for k in ("seed", "data", "prompt", "organism", "model")}
+    d = CACHE / "data"
+    out = {k: d / v for k, v in DATA_FILES.items()}
+    stamp = d / "settings.json"
+    fresh = stamp.exists() and json.loads(stamp.read_text()) == keys
+    if not (fresh and all(p.exists() for p in out.values())):
+        print(f"preparing the default config's prompt sets into {d} (once)", flush=True)
+        d.mkdir(parents=True, exist_ok=True)
+        prepare(config, out)
+        stamp.write_text(json.dumps(keys))
+    return out
+
+
+def cached_ref(sft_steps: int = 300) -> Path:
+    """A quick pi_ref: the pipeline's train_reference function (default config, SFT cut to
+    `sft_steps` steps) on prepared_data()'s SFT set; built once under results/benchmarks_cache/
+    (rebuilt when the config or step count changes)."""
+    import json
+
     from grpo_repro.train import sft
 
     config = load_config()
+    data = prepared_data()
     keys = {k: config[k] for k in ("seed", "data", "prompt", "organism")}
     keys["organism"] = {**keys["organism"], "sft_steps": int(sft_steps)}
+    keys["sft_data"] = str(data["sft"])
     root = CACHE / f"ref_sft{sft_steps}"
     stamp, model = root / "settings.json", root / "model"
-    pool = root / "data" / "train_pool.jsonl"
     if stamp.exists() and json.loads(stamp.read_text()) == keys and model.exists():
-        return model, pool
+        return model
     print(f"building pi_ref: {sft_steps} SFT steps into {root} (once)", flush=True)
     t0 = time.time()
-    d = root / "data"
-    d.mkdir(parents=True, exist_ok=True)
-    prepare(config, d / "train.jsonl", d / "test.jsonl", pool, d / "tokenizer")
+    root.mkdir(parents=True, exist_ok=True)
     sft.run(
-        d / "train.jsonl",
-        d / "tokenizer",
+        data["sft"],
+        data["tokenizer"],
         model,
         root / "sft_log.csv",
         root / "run.json",
@@ -90,36 +123,20 @@ def cached_ref(sft_steps: int = 300) -> tuple[Path, Path]:
     )
     stamp.write_text(json.dumps(keys))
     print(f"pi_ref built in {time.time() - t0:.0f} s", flush=True)
-    return model, pool
+    return model
 
 
 def resolve_inputs(ref: str | None, prompts: str | None, sft_steps: int = 300):
-    """(pi_ref dir, prompt records): --ref, else results/train/ref/model, else a cached quick
-    pi_ref; --prompts, else results/data/train_pool.jsonl, else the cached pi_ref's pool, else the
-    organism's pool generated with grpo_repro.data (default config)."""
+    """(pi_ref dir, prompt records, where the prompts come from): --ref, else
+    results/train/ref/model, else a cached quick pi_ref; --prompts, else the training pool of
+    prepared_data() (results/data/train_pool.jsonl when the pipeline has run)."""
     from grpo_repro.data.sets import read_prompts
 
-    pool = None
     if ref is None:
-        if PIPELINE_REF.exists():
-            ref = PIPELINE_REF
-        else:
-            ref, pool = cached_ref(sft_steps)
+        ref = PIPELINE_REF if PIPELINE_REF.exists() else cached_ref(sft_steps)
     if prompts is None:
-        if PIPELINE_POOL.exists():
-            prompts = PIPELINE_POOL
-        elif pool is not None:
-            prompts = pool
-    if prompts is not None:
-        return Path(ref), read_prompts(prompts), str(prompts)
-    from grpo_repro.data import sets
-
-    config = load_config()
-    train, _ = sets.raw_records(config)
-    records = sets.render(
-        sets.train_pool(train, config["data"]["train_pool"], config["seed"]), config["prompt"]
-    )
-    return Path(ref), records, "organism pool generated with grpo_repro.data (default config)"
+        prompts = prepared_data()["pool"]
+    return Path(ref), read_prompts(prompts), str(prompts)
 
 
 def build_trainer(config, records, ref, variant="grpo", steps=20, fast=None, seed=0):
@@ -128,37 +145,25 @@ def build_trainer(config, records, ref, variant="grpo", steps=20, fast=None, see
     generation and log-probs; a dict = make_fast_trainer_class(**fast)."""
     import tempfile
 
-    from datasets import Dataset
     from transformers import PrinterCallback
-    from trl import GRPOConfig
 
     from grpo_repro.models import load_policy
-    from grpo_repro.reward import make_reward_fn
-    from grpo_repro.train.args import grpo_args
-    from grpo_repro.train.grpo import make_trainer_class
+    from grpo_repro.train import grpo
 
-    work_dir = tempfile.mkdtemp(prefix="grpo_bench_")
     model, tokenizer = load_policy(ref)
-    model.train()
-    kwargs, extra = grpo_args(config, variant, seed, work_dir, steps, 1, True)
-    kwargs.update(save_strategy="no", disable_tqdm=True)
-    data = Dataset.from_dict(
-        {"prompt": [r["prompt"] for r in records], "gold": [r["gold"] for r in records]}
+    trainer, _, _ = grpo.build_trainer(
+        model,
+        tokenizer,
+        config,
+        variant,
+        seed,
+        records,
+        tempfile.mkdtemp(prefix="grpo_bench_"),
+        steps,
+        fast=fast,
+        save_strategy="no",
+        disable_tqdm=True,
     )
-    if fast is None:
-        cls = make_trainer_class()
-    else:
-        from grpo_repro.train.fast import make_fast_trainer_class
-
-        cls = make_fast_trainer_class(**fast)
-    trainer = cls(
-        model=model,
-        args=GRPOConfig(**kwargs),
-        train_dataset=data,
-        reward_funcs=[make_reward_fn(config["data"]["answer_mode"])],
-        processing_class=tokenizer,
-    )
-    trainer.paper_eps = extra["smoothing_eps"]
     trainer.remove_callback(PrinterCallback)  # no log dict printed per step
     return trainer
 

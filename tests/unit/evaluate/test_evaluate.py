@@ -16,6 +16,7 @@ from grpo_repro.config import eval_settings
 from grpo_repro.evaluate import partial
 from grpo_repro.evaluate import run as ev
 from grpo_repro.models import model_hash
+from grpo_repro.report import EVAL_COLUMNS  # what evaluation must write for the report
 from grpo_repro.sampler.hf import HFSampler
 from grpo_repro.sampler.params import SamplingParams
 from tests.helpers.tiny_lm import micro_policy, micro_records
@@ -24,16 +25,6 @@ torch.set_num_threads(1)
 from tests.helpers import ROOT  # noqa: E402
 
 PARAMS = SamplingParams(temperature=1.0, max_new_tokens=12)
-COLUMNS = [
-    "prompt_id",
-    "successes",
-    "samples",
-    "p_hat",
-    "ci_low",
-    "ci_high",
-    "successes_lenient",
-    "p_hat_lenient",
-]
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +54,7 @@ def test_table_columns_and_values(micro):
     df, meta = run(micro, micro_records())
     assert list(df.columns[:4]) == ["variant", "seed", "split", "step"]
     assert (df["variant"] == "grpo").all() and (df["seed"] == 0).all()
-    assert set(COLUMNS) <= set(df.columns)
+    assert set(EVAL_COLUMNS) <= set(df.columns)
     assert (df["samples"] == 16).all()
     assert np.allclose(df["p_hat"], df["successes"] / 16)
     assert (df["ci_low"] <= df["p_hat"]).all() and (df["p_hat"] <= df["ci_high"]).all()
@@ -198,7 +189,7 @@ def test_evaluate_checkpoint_script_end_to_end(tiny_policy, default_config, tmp_
     )
     for split, table, meta_path in zip(config["eval"]["splits"], tables, metas):
         df = pd.read_csv(table)
-        assert set(COLUMNS) <= set(df.columns) and len(df) == 3 and (df["samples"] == 8).all()
+        assert set(EVAL_COLUMNS) <= set(df.columns) and len(df) == 3 and (df["samples"] == 8).all()
         assert (
             (df["variant"] == "ref").all()
             and (df["step"] == 0).all()

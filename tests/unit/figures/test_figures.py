@@ -3,9 +3,6 @@ CSV column contracts, plots drawn from CSVs only (PNG + PDF, atomic), and (slow)
 plot rules only."""
 
 import copy
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +12,10 @@ import yaml
 
 from grpo_repro import config as cfgmod
 from grpo_repro.figures import compute as fd
+from grpo_repro.figures import compute_maps as fm
 from grpo_repro.figures import registry
 from grpo_repro.figures.registry import fig2_stem, fig5_stem, tag
-from tests.helpers import ROOT, copy_workflow
+from tests.helpers import ROOT, copy_workflow, job_counts, snakemake
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +113,7 @@ def test_csv_contracts(fig_cfg):
     n_iter = small["n_iter"]
     assert len(f5) == len(small["fig5_beta"]) * len(small["fig5_p_ref"]) * 2 * (n_iter + 1)
     assert set(f5.n) == set(range(n_iter + 1))
-    fp = fd.fixed_point_map(small)
+    fp = fm.fixed_point_map(small)
     assert list(fp["fixed_points"].columns) == [
         "beta",
         "p_ref",
@@ -125,7 +123,7 @@ def test_csv_contracts(fig_cfg):
         "stable",
     ]
     assert (fp["fixed_points"].p_star > fp["fixed_points"].p_ref).all()
-    bif = fd.bifurcation(small)
+    bif = fm.bifurcation(small)
     ex = bif["two_cycles"][bif["two_cycles"].source == "example"]
     assert len(ex) == 1 and bool(ex.stable.iloc[0])
     assert (bif["two_cycles"].source == "bifurcation_grid").any()
@@ -185,17 +183,10 @@ def test_restyle_reruns_plot_rules_only(tmp_path):
     conf = yaml.safe_load((tmp_path / "config" / "config.yaml").read_text())
     conf["figures"].update(small)
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(conf))
-    run = [sys.executable, "-m", "snakemake", "-c2", "figures_all"]
-    res = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    res = snakemake(["-c2", "figures_all"], tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     style = tmp_path / "workflow/src/grpo_repro/style.py"
     style.write_text(style.read_text() + "\n# restyled\n")
-    res = subprocess.run(
-        run[:3] + ["-n", "figures_all"], cwd=tmp_path, capture_output=True, text=True
-    )
-    table = res.stdout.split("Job stats:")[1]
-    jobs = {m.group(1) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)} - {
-        "total",
-        "figures_all",
-    }
+    res = snakemake(["-n", "figures_all"], tmp_path)
+    jobs = set(job_counts(res.stdout)) - {"total", "figures_all"}
     assert jobs and all(j.startswith("figures_plot_") for j in jobs), jobs

@@ -7,35 +7,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grpo_repro import stats
 from grpo_repro.dynamics import prediction as pred
 from grpo_repro.fixed_point import compare, markdown
+from tests.helpers.report_fixtures import counts_table
 
 EPS, BETA = 1e-5, 2.0
-
-
-def _table(ids, k, n):
-    k = np.asarray(k)
-    lo, hi = stats.wilson(k, np.full_like(k, n))
-    return pd.DataFrame(
-        {
-            "prompt_id": ids,
-            "successes": k,
-            "samples": n,
-            "p_hat": k / n,
-            "ci_low": lo,
-            "ci_high": hi,
-        }
-    )
 
 
 @pytest.fixture
 def fabricated():
     ids = ["a", "b", "c", "d"]
-    ref = _table(ids, [40, 120, 200, 0], 400)  # p_ref 0.1, 0.3, 0.5, 0
+    ref = counts_table(ids, [40, 120, 200, 0], 400)  # p_ref 0.1, 0.3, 0.5, 0
     target = [float(pred.limit_from(p, BETA, EPS)[1]) if p > 0 else 0.0 for p in (0.1, 0.3, 0.5)]
     k = [round(200 * t) for t in target] + [0]  # checkpoints sitting at p*
-    ckpt = pd.concat([_table(ids, k, 200).assign(step=s) for s in (80, 160, 240)])
+    ckpt = pd.concat([counts_table(ids, k, 200).assign(step=s) for s in (80, 160, 240)])
     kl = pd.DataFrame({"prompt_id": ids, "kl": [0.1, 0.2, 0.3, 0.0], "kl_se": 0.01})
     return ref, ckpt, kl, target
 
@@ -72,9 +57,12 @@ def test_mirror_is_predicted_to_go_to_one(fabricated):
 
 def test_no_plateau_is_flagged():
     ids = ["a", "b"]
-    ref = _table(ids, [40, 120], 400)
+    ref = counts_table(ids, [40, 120], 400)
     ckpt = pd.concat(
-        [_table(ids, [20, 60], 200).assign(step=80), _table(ids, [120, 180], 200).assign(step=160)]
+        [
+            counts_table(ids, [20, 60], 200).assign(step=80),
+            counts_table(ids, [120, 180], 200).assign(step=160),
+        ]
     )  # still rising fast
     kl = pd.DataFrame({"prompt_id": ids, "kl": 0.1, "kl_se": 0.01})
     t = compare.prompt_table(ref, ckpt, kl, "grpo_k3", BETA, EPS)

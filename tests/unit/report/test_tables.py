@@ -10,6 +10,7 @@ import pytest
 from grpo_repro import stats
 from grpo_repro.report import amplification as amp
 from grpo_repro.report import tables
+from tests.helpers.report_fixtures import counts_table
 
 VARIANTS = ["grpo", "mirror", "dr_grpo", "mirror_dr"]
 
@@ -17,35 +18,18 @@ VARIANTS = ["grpo", "mirror", "dr_grpo", "mirror_dr"]
 # ---------------------------------------------------------------------------------------------
 # fabricated tables with known numbers
 # ---------------------------------------------------------------------------------------------
-def _table(ids, k, n=50):
-    k = np.asarray(k)
-    lo, hi = stats.wilson(k, np.full_like(k, n))
-    return pd.DataFrame(
-        {
-            "prompt_id": ids,
-            "successes": k,
-            "samples": n,
-            "p_hat": k / n,
-            "ci_low": lo,
-            "ci_high": hi,
-            "successes_lenient": k,
-            "p_hat_lenient": k / n,
-        }
-    )
-
-
 def _entries(tmp_path, ks_by_seed, ids):
     """ref table (step 0) and, for each GRPO seed, grpo and dr_grpo tables at steps 10 and 20."""
     p = tmp_path / "ref" / "step_0.csv"
     p.parent.mkdir(parents=True, exist_ok=True)
-    _table(ids, ks_by_seed[0][0]).to_csv(p, index=False)
+    counts_table(ids, ks_by_seed[0][0], 50).to_csv(p, index=False)
     entries = [{"variant": "ref", "seed": -1, "split": "test", "step": 0, "path": str(p)}]
     for seed, ks in ks_by_seed.items():
         for v in ("grpo", "dr_grpo"):
             for step in (10, 20):
                 p = tmp_path / v / f"seed_{seed}" / f"step_{step}.csv"
                 p.parent.mkdir(parents=True, exist_ok=True)
-                _table(ids, ks[step]).to_csv(p, index=False)
+                counts_table(ids, ks[step], 50).to_csv(p, index=False)
                 entries.append(
                     {"variant": v, "seed": seed, "split": "test", "step": step, "path": str(p)}
                 )
@@ -123,8 +107,8 @@ def test_long_table_shares_ref(known):
 
 def test_long_table_rejects_mismatched_prompts(tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
-    _table(["x", "y"], [1, 2]).to_csv(a, index=False)
-    _table(["x", "z"], [1, 2]).to_csv(b, index=False)
+    counts_table(["x", "y"], [1, 2], 50).to_csv(a, index=False)
+    counts_table(["x", "z"], [1, 2], 50).to_csv(b, index=False)
     entries = [
         {"variant": "ref", "seed": -1, "split": "test", "step": 0, "path": str(a)},
         {"variant": "grpo", "seed": 0, "split": "test", "step": 5, "path": str(b)},

@@ -150,16 +150,11 @@ def test_incomplete_trl_checkpoint_skipped(tmp_path):
     assert complete_trl_checkpoint(tmp_path) == str(good)
 
 
-def test_short_grpo_run(tiny_policy, default_config, tmp_path):
-    """A real GRPOTrainer run: rewards are logged, parameters change, checkpoints are written."""
-    from safetensors.torch import load_file
-
-    from grpo_repro.train.grpo import train
-
-    ref, records = tiny_policy
+def _short_config(default_config, **train):
+    """The default config with a tiny GRPO run (2 prompts x G 4 per step, 8 tokens, mu 2)."""
     config = json.loads(json.dumps(default_config))
     config["train"].update(
-        max_steps=4,
+        max_steps=2,
         save_steps=2,
         prompts_per_step=2,
         num_generations=4,
@@ -167,14 +162,25 @@ def test_short_grpo_run(tiny_policy, default_config, tmp_path):
         learning_rate=1e-2,
         num_iterations=2,
     )
+    config["train"].update(train)
+    return config
 
-    def long_answer(
-        completions, **kw
-    ):  # a random tiny model never answers right: a pseudo-random reward
-        return [float(len(c) % 2 == 0) for c in completions]
 
+def _parity(completions, **kw):
+    """A random tiny model never answers right: a pseudo-random reward."""
+    return [float(len(c) % 2 == 0) for c in completions]
+
+
+def test_short_grpo_run(tiny_policy, default_config, tmp_path):
+    """A real GRPOTrainer run: rewards are logged, parameters change, checkpoints are written."""
+    from safetensors.torch import load_file
+
+    from grpo_repro.train.grpo import train
+
+    ref, records = tiny_policy
+    config = _short_config(default_config, max_steps=4)
     summary = train(
-        config, "grpo", 0, str(ref), records, tmp_path / "run", [0, 2, 4], reward_fn=long_answer
+        config, "grpo", 0, str(ref), records, tmp_path / "run", [0, 2, 4], reward_fn=_parity
     )
     assert summary["global_step"] == 4
     import pandas as pd
@@ -216,25 +222,20 @@ def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant, save_st
                 raise Interrupt
 
     ref, records = tiny_policy
-    config = json.loads(json.dumps(default_config))
-    config["train"].update(
-        max_steps=8,
-        save_steps=save_steps,
-        prompts_per_step=2,
-        num_generations=4,
-        max_completion_length=8,
-        learning_rate=1e-2,
-        num_iterations=2,
-        fast_step=fast,
-    )
+    config = _short_config(default_config, max_steps=8, save_steps=save_steps, fast_step=fast)
     steps = list(range(0, 9, save_steps))
-
-    def reward(completions, **kw):
-        return [float(len(c) % 2 == 0) for c in completions]
 
     def run(out, callbacks=()):
         return train(
-            config, variant, 0, str(ref), records, out, steps, reward_fn=reward, callbacks=callbacks
+            config,
+            variant,
+            0,
+            str(ref),
+            records,
+            out,
+            steps,
+            reward_fn=_parity,
+            callbacks=callbacks,
         )
 
     run(tmp_path / "straight")
@@ -246,24 +247,6 @@ def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant, save_st
     a = load_file(tmp_path / "straight" / "checkpoints" / "step_8" / "model.safetensors")
     b = load_file(tmp_path / "cut" / "checkpoints" / "step_8" / "model.safetensors")
     assert all(torch.equal(a[k], b[k]) for k in a)
-
-
-def _short_config(default_config):
-    config = json.loads(json.dumps(default_config))
-    config["train"].update(
-        max_steps=2,
-        save_steps=2,
-        prompts_per_step=2,
-        num_generations=4,
-        max_completion_length=8,
-        learning_rate=1e-2,
-        num_iterations=2,
-    )
-    return config
-
-
-def _parity(completions, **kw):
-    return [float(len(c) % 2 == 0) for c in completions]
 
 
 def test_rerun_never_trains_on_top_of_another_pi_ref(tiny_policy, default_config, tmp_path):

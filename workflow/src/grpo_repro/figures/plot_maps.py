@@ -1,7 +1,7 @@
 """Plots beyond the paper: the fixed-point map over (beta, p_ref) (Thm 2-3, 6), the bifurcation
 diagram with every 2-cycle (Thm 6) and the PoS recurrences of every variant (Thm 2, 5, 9, Sec. 5).
 
-Each function reads only CSV files written by grpo_repro.figures.compute and
+Each function reads only CSV files written by grpo_repro.figures.compute_maps and
 writes PNG + PDF through grpo_repro.style; restyling never recomputes data.
 """
 

@@ -118,7 +118,7 @@ FAMILIES = (
         "fixed_point_map",
         "Beyond the paper (Thm 2, 3, 6): all fixed points over a (beta, p_ref) "
         "grid; per cell the number of fixed points / 2-cycles and where the orbit from p_ref ends.",
-        "compute:fixed_point_map",
+        "compute_maps:fixed_point_map",
         {"fixed_points": "fixed_points", "summary": "fixed_point_summary"},
         ("eps", "map_beta", "map_p_ref", "map_n_grid", "bif_burn_in", "bif_keep"),
         "plot_maps:plot_fixed_point_map",
@@ -131,7 +131,7 @@ FAMILIES = (
         "bifurcation",
         "Beyond the paper (Thm 6): attractor after burn-in over beta, fixed points and "
         "every 2-cycle (the paper's 'divergent' example beta=5, p_ref=0.001, eps=1e-5).",
-        "compute:bifurcation",
+        "compute_maps:bifurcation",
         {
             "attractor": "bifurcation",
             "fixed_points": "bifurcation_fixed_points",
@@ -147,7 +147,7 @@ FAMILIES = (
         "variant_dynamics",
         "Thm 2, 5, 9, Sec. 5: PoS recurrences of GRPO, Mirror, Dr., Mirror Dr. "
         "and two-KL GRPO from the same p_ref.",
-        "compute:variant_dynamics",
+        "compute_maps:variant_dynamics",
         {"csv": "variant_dynamics"},
         ("eps_dynamics", "n_iter", "variant_beta", "variant_p_ref", "two_kl_alpha"),
         "plot_maps:plot_variant_dynamics",

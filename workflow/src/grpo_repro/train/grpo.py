@@ -88,6 +88,56 @@ def make_trainer_class():
     return PaperGRPOTrainer
 
 
+def build_trainer(
+    model,
+    tokenizer,
+    config: dict,
+    variant: str,
+    seed: int,
+    records: list[dict],
+    work_dir: str | Path,
+    max_step: int,
+    devices: int = 1,
+    use_cpu: bool = True,
+    reward_fn=None,
+    callbacks=(),
+    fast: dict | None = None,
+    **overrides,
+):
+    """The GRPO trainer of (`variant`, GRPO seed `seed`) on `records` as a run configures it: the
+    GRPOConfig of grpo_args (plus `overrides`), the reward in data.answer_mode (or `reward_fn`),
+    the paper advantage; `model` is put in train mode. fast: None = the project's trainer with
+    TRL's step (make_trainer_class), a dict = make_fast_trainer_class(**fast).
+    Returns (trainer, GRPOConfig, the extra settings of grpo_args)."""
+    from datasets import Dataset
+    from trl import GRPOConfig
+
+    from grpo_repro.reward import make_reward_fn
+
+    kwargs, extra = grpo_args(config, variant, seed, work_dir, max_step, devices, use_cpu)
+    args = GRPOConfig(**{**kwargs, **overrides})
+    data = Dataset.from_dict(
+        {"prompt": [r["prompt"] for r in records], "gold": [r["gold"] for r in records]}
+    )
+    if fast is None:
+        trainer_cls = make_trainer_class()
+    else:
+        from grpo_repro.train.fast import make_fast_trainer_class
+
+        trainer_cls = make_fast_trainer_class(**fast)
+    model.train()
+    trainer = trainer_cls(
+        model=model,
+        args=args,
+        train_dataset=data,
+        reward_funcs=[reward_fn or make_reward_fn(config["data"]["answer_mode"])],
+        processing_class=tokenizer,
+        callbacks=list(callbacks),
+    )
+    trainer.paper_eps = extra["smoothing_eps"]
+    return trainer, args, extra
+
+
 def train(
     config: dict,
     variant: str,
@@ -108,11 +158,8 @@ def train(
     callbacks: extra transformers TrainerCallbacks (tests use one to interrupt a run).
     Returns the run summary (settings, the resolved GRPOConfig, resume point, steps)."""
     from accelerate import PartialState
-    from datasets import Dataset
-    from trl import GRPOConfig
 
     from grpo_repro.models import load_policy
-    from grpo_repro.reward import make_reward_fn
 
     out_dir = Path(out_dir)
     work_dir, ckpt_dir = out_dir / "work", out_dir / "checkpoints"
@@ -126,33 +173,27 @@ def train(
     if state.is_main_process:
         drop_checkpoints_after(ckpt_dir, done)  # a step_N newer than the resumed state is redone
     state.wait_for_everyone()
-    model, tokenizer = load_policy(ref_path)  # float32 master weights; train.bf16 = bf16 autocast
-    model.train()
     marker_file = Path(ref_path) / "organism.json"
     marker = json.loads(marker_file.read_text()) if marker_file.exists() else None
-    kwargs, extra = grpo_args(config, variant, seed, work_dir, steps[-1], devices, use_cpu)
-    args = GRPOConfig(**kwargs)
-    data = Dataset.from_dict(
-        {"prompt": [r["prompt"] for r in records], "gold": [r["gold"] for r in records]}
-    )
-    if config["train"]["fast_step"]:
-        from grpo_repro.train.fast import make_fast_trainer_class
-
-        trainer_cls = make_fast_trainer_class()
-    else:
-        trainer_cls = make_trainer_class()
-    trainer = trainer_cls(
-        model=model,
-        args=args,
-        train_dataset=data,
-        reward_funcs=[reward_fn or make_reward_fn(config["data"]["answer_mode"])],
-        processing_class=tokenizer,
+    model, tokenizer = load_policy(ref_path)  # float32 master weights; train.bf16 = bf16 autocast
+    trainer, args, extra = build_trainer(
+        model,
+        tokenizer,
+        config,
+        variant,
+        seed,
+        records,
+        work_dir,
+        steps[-1],
+        devices=devices,
+        use_cpu=use_cpu,
+        reward_fn=reward_fn,
         callbacks=[
             make_checkpoint_callback(ckpt_dir, set(steps[1:]), tokenizer, marker),
             *callbacks,
         ],
+        fast={} if config["train"]["fast_step"] else None,
     )
-    trainer.paper_eps = extra["smoothing_eps"]
     if done < steps[-1]:
         trainer.train(resume_from_checkpoint=resume)
     else:  # the run had finished: nothing to train (TRL would take one more step)

@@ -71,6 +71,25 @@ def compact_lm_head():
         trl_utils._use_triton = original
 
 
+def organism_model(tok, org: dict, seed: int = 0):
+    """The organism's policy before SFT (config section organism): its shape from `org`, its
+    special ids from `tok`; a BPE tokenizer keeps Qwen2's context (data.bpe.MAX_POSITIONS)."""
+    from grpo_repro.data.bpe import MAX_POSITIONS
+
+    return build_model(
+        len(tok),
+        org["hidden"],
+        org["layers"],
+        org["heads"],
+        org["ffn"],
+        tok.pad_token_id,
+        tok.bos_token_id,
+        tok.eos_token_id,
+        max_len=MAX_POSITIONS if org["tokenizer"] == "bpe" else 256,
+        seed=seed,
+    )
+
+
 def train_reference(
     records: list[dict],
     prompts: list[str],
@@ -136,25 +155,12 @@ def run(
     pi_ref (model + tokenizer + organism.json), its SFT log (CSV) and run record (JSON)."""
     import torch
 
-    from grpo_repro.data.bpe import MAX_POSITIONS
-
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     tok = load_tokenizer(tokenizer_dir)
     records = read_prompts(train_path)
     org = organism
-    model = build_model(
-        len(tok),
-        org["hidden"],
-        org["layers"],
-        org["heads"],
-        org["ffn"],
-        tok.pad_token_id,
-        tok.bos_token_id,
-        tok.eos_token_id,
-        max_len=MAX_POSITIONS if org["tokenizer"] == "bpe" else 256,
-        seed=seed,
-    )
+    model = organism_model(tok, org, seed)
     n_params = sum(p.numel() for p in model.parameters())
     out = Path(model_dir)
     t0 = time.time()

@@ -1,0 +1,194 @@
+"""Data of the figures beyond the paper (stage figures): the fixed-point map of p = h(p) over
+(beta, p_ref) with each orbit's period and Lyapunov exponent (Thm 2), the bifurcation diagram and
+its 2-cycles, and the dynamics of every variant (Thm 2, Thm 5, Thm 9, Sec. 5).
+
+As in grpo_repro.figures.compute: each function takes its keys of the `figures:` configuration
+section and returns named DataFrames (written to CSV by grpo_repro.figures.registry.run); the
+plots (plot_maps) only read them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from grpo_repro.dynamics import fixed_points as fxp
+from grpo_repro.dynamics import maps as dyn
+
+
+def log_grid(spec: dict) -> np.ndarray:
+    """{lo, hi, n} -> n log-spaced values."""
+    return np.geomspace(spec["lo"], spec["hi"], int(spec["n"]))
+
+
+def logit_grid(spec: dict) -> np.ndarray:
+    """{lo, hi, n} -> n probabilities evenly spaced in logit."""
+    lo, hi = math.log(spec["lo"] / (1 - spec["lo"])), math.log(spec["hi"] / (1 - spec["hi"]))
+    return 1 / (1 + np.exp(-np.linspace(lo, hi, int(spec["n"]))))
+
+
+# ------------------------------------------------------------------------- fixed-point map
+def _attractor(p_ref, beta, eps, burn_in, keep):
+    """Iterate from p_0 = p_ref in logits; return the `keep` last logits after burn-in (vectorised)."""
+    x = dyn.recurrence("grpo", p_ref, beta, eps, burn_in + keep - 1, return_logits=True)
+    return x[burn_in:]
+
+
+def _period(x_tail: np.ndarray, tol: float = 1e-6) -> np.ndarray:
+    """Smallest period in 1..8 of the tail (axis 0), 0 if none (not converged / longer)."""
+    per = np.zeros(x_tail.shape[1:], dtype=int)
+    scale = 1 + np.abs(x_tail[-1])
+    for k in range(8, 0, -1):
+        same = np.all(np.abs(x_tail[k:] - x_tail[:-k]) <= tol * scale, axis=0)
+        per = np.where(same, k, per)
+    return per
+
+
+def _lyapunov(x_tail: np.ndarray, beta, eps: float) -> np.ndarray:
+    """Lyapunov exponent of the orbit tail, mean log|h'(p_n)| (= mean log|H'(x_n)|, conjugacy);
+    > 0 on a chaotic attractor, < 0 on a stable cycle ((1/k) log|multiplier|)."""
+    d = np.abs(dyn.h_prime_logit(x_tail, beta, eps))
+    return np.mean(np.log(np.maximum(d, 1e-300)), axis=0)
+
+
+def fixed_point_map(cfg: dict) -> dict:
+    """All fixed points over a dense (beta, p_ref) grid for every eps (fixed_points.csv), and a
+    per-cell summary: number of fixed points / stable ones / 2-cycles, and where the GRPO orbit
+    from p_0 = p_ref ends (period 1-8 or 0 = none, Lyapunov exponent, range of the limit set)."""
+    betas, p_refs = log_grid(cfg["map_beta"]), logit_grid(cfg["map_p_ref"])
+    n_grid = int(cfg["map_n_grid"])
+    burn_in, keep = int(cfg["bif_burn_in"]), int(cfg["bif_keep"])
+    fps, summ = [], []
+    for eps in cfg["eps"]:
+        bb, pp = np.meshgrid(betas, p_refs, indexing="ij")
+        tail = _attractor(pp, bb, eps, burn_in, keep)
+        period = _period(tail)
+        lyap = _lyapunov(tail, bb, eps)
+        lim_lo, lim_hi = expit(tail.min(axis=0)), expit(tail.max(axis=0))
+        for i, beta in enumerate(betas):
+            for j, p_ref in enumerate(p_refs):
+                rows = fxp.fixed_point_rows(beta, p_ref, eps, n_grid)
+                cycles = fxp.two_cycles(beta, p_ref, eps, n_grid)
+                fps.extend(rows)
+                summ.append(
+                    dict(
+                        beta=beta,
+                        p_ref=p_ref,
+                        eps=eps,
+                        n_fixed=len(rows),
+                        n_stable=sum(r["stable"] for r in rows),
+                        n_two_cycles=len(cycles),
+                        n_stable_two_cycles=sum(c.stable for c in cycles),
+                        min_p_star=min(r["p_star"] for r in rows),
+                        orbit_period=int(period[i, j]),
+                        orbit_lyapunov=float(lyap[i, j]),
+                        orbit_p_lo=float(lim_lo[i, j]),
+                        orbit_p_hi=float(lim_hi[i, j]),
+                    )
+                )
+    cols = ["beta", "p_ref", "eps", "p_star", "h_prime", "stable"]
+    return {"fixed_points": pd.DataFrame(fps, columns=cols), "summary": pd.DataFrame(summ)}
+
+
+# ---------------------------------------------------------------------- bifurcation, 2-cycles
+def bifurcation(cfg: dict) -> dict:
+    """Attractor of p_{n+1} = h(p_n) from p_0 = p_ref after burn-in, over a beta grid for a few
+    p_ref (bifurcation diagram); fixed points on the same grid; every 2-cycle found (on that grid
+    and at the paper's 'divergent' example beta=5, p_ref=0.001, eps=1e-5)."""
+    eps = float(cfg["eps_dynamics"])
+    betas = log_grid(cfg["bif_beta"])
+    burn_in, keep = int(cfg["bif_burn_in"]), int(cfg["bif_keep"])
+    att, fps, cyc = [], [], []
+    for p_ref in cfg["bif_p_ref"]:
+        tail = _attractor(p_ref, betas, eps, burn_in, keep)  # (keep, n_beta)
+        period = _period(tail)
+        lyap = _lyapunov(tail, betas, eps)
+        pt = expit(tail)
+        for i, beta in enumerate(betas):
+            vals = np.unique(np.round(pt[:, i], 12))
+            att.append(
+                pd.DataFrame(
+                    dict(
+                        beta=beta,
+                        p_ref=p_ref,
+                        eps=eps,
+                        period=int(period[i]),
+                        lyapunov=float(lyap[i]),
+                        p=vals,
+                    )
+                )
+            )
+            fps.extend(fxp.fixed_point_rows(beta, p_ref, eps))
+            cyc.extend(
+                dict(source="bifurcation_grid", **r) for r in fxp.two_cycle_rows(beta, p_ref, eps)
+            )
+    for ex in cfg["two_cycle_examples"]:
+        cyc.extend(
+            dict(source="example", **r)
+            for r in fxp.two_cycle_rows(ex["beta"], ex["p_ref"], ex["eps"])
+        )
+    cols = [
+        "source",
+        "beta",
+        "p_ref",
+        "eps",
+        "p_a",
+        "p_b",
+        "logit_a",
+        "logit_b",
+        "multiplier",
+        "stable",
+        "residual",
+    ]
+    return {
+        "attractor": pd.concat(att, ignore_index=True),
+        "fixed_points": pd.DataFrame(
+            fps, columns=["beta", "p_ref", "eps", "p_star", "h_prime", "stable"]
+        ),
+        "two_cycles": pd.DataFrame(cyc, columns=cols),
+    }
+
+
+# ------------------------------------------------------------------------ variant dynamics
+def variant_dynamics(cfg: dict) -> dict:
+    """PoS recurrences of grpo, mirror, dr_grpo, mirror_dr and two-KL (mean+var and mean-only,
+    every alpha; Delta_R = 0, its exact value along iterates started at pi_ref) from the same p_ref."""
+    eps = float(cfg["eps_dynamics"])
+    n_iter = int(cfg["n_iter"])
+    rows = []
+    n = np.arange(n_iter + 1)
+    for beta in cfg["variant_beta"]:
+        for p_ref in cfg["variant_p_ref"]:
+            for v in ("grpo", "mirror", "dr_grpo", "mirror_dr"):
+                rows.append(
+                    pd.DataFrame(
+                        dict(
+                            variant=v,
+                            alpha=np.nan,
+                            beta=beta,
+                            p_ref=p_ref,
+                            eps=eps,
+                            n=n,
+                            p=dyn.recurrence(v, p_ref, beta, eps, n_iter),
+                        )
+                    )
+                )
+            for v in ("two_kl", "two_kl_dr"):
+                for a in cfg["two_kl_alpha"]:
+                    rows.append(
+                        pd.DataFrame(
+                            dict(
+                                variant=v,
+                                alpha=a,
+                                beta=beta,
+                                p_ref=p_ref,
+                                eps=eps,
+                                n=n,
+                                p=dyn.recurrence(v, p_ref, beta, eps, n_iter, alpha=a),
+                            )
+                        )
+                    )
+    return {"csv": pd.concat(rows, ignore_index=True)}
