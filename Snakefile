@@ -24,6 +24,11 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/fixed_point.smk"
 
 
+if ORGANISM:  # replicates of the built pi_ref (named target `replicates`)
+
+    include: "workflow/rules/replicates.smk"
+
+
 # the landing page, written by the rule report_landing from results/summary.json
 report: "results/report/landing.rst"
 

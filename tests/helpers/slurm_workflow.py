@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.helpers import ROOT, snakemake
 
 PROFILE = ROOT / "workflow" / "profiles" / "slurm"
-GPU_RULES = ("train_reference", "train_grpo", "evaluate_checkpoint")
+GPU_RULES = ("train_reference", "train_grpo", "evaluate_reference", "evaluate_run")
 # test-only flags: no slurmdbd here (squeue for status), and fast polling
 CLUSTER_FLAGS = [
     "--slurm-status-command",

@@ -168,7 +168,7 @@ def test_gpu_rule_scripts_check_the_device_before_loading_a_model():
     scripts = ROOT / "workflow" / "scripts"
     for name, load in (
         ("train_grpo.py", "launch("),
-        ("evaluate_checkpoint.py", "run_checkpoint_eval("),
+        ("evaluate_run.py", "run_eval_job("),
     ):
         text = (scripts / name).read_text()
         assert "check_device(" in text and text.index("check_device(") < text.rindex(load), name

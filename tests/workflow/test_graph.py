@@ -21,6 +21,8 @@ def test_default_graph():
     counts = job_counts(dry_run())
     assert counts["theory_derivations"] == 1
     assert counts.get("train_grpo") == 4 * 3  # one job per variant and GRPO seed
+    assert counts.get("evaluate_run") == 4 * 3 and counts["evaluate_reference"] == 1  # one per run
+    assert counts["report_temperature"] == 1
 
 
 def test_paper_graph(monkeypatch):
@@ -33,7 +35,7 @@ def test_smoke_graph():
     """config/smoke.yaml: the paper's graph (GSM8K, no hub) plus the built model's pi_ref."""
     counts = job_counts(dry_run("--configfile", "config/smoke.yaml"))
     assert counts["train_reference"] == 1 and counts["train_grpo"] == 4
-    assert counts["evaluate_checkpoint"] == 5  # pi_ref + one checkpoint per variant
+    assert counts["evaluate_reference"] == 1 and counts["evaluate_run"] == 4  # one job per run
     assert counts["report_summary"] == 1
 
 

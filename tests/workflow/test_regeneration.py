@@ -66,7 +66,13 @@ def test_compute_edit_never_reruns_training(report_workflow):
         jobs = _pending(report_workflow)
     assert {"report_amplification", "report_summary", "report_plot_amplification"} <= jobs
     assert all(REPORT_RULES.match(r) for r in jobs), jobs
-    assert not jobs & {"train_grpo", "evaluate_checkpoint", "train_reference", "data_prepare"}
+    assert not jobs & {
+        "train_grpo",
+        "evaluate_run",
+        "evaluate_reference",
+        "train_reference",
+        "data_prepare",
+    }
 
 
 def test_report_builds(report_workflow):

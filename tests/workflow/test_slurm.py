@@ -123,7 +123,7 @@ SHOW_JOB = "scontrol show job -o $SLURM_JOB_ID"
 
 rule all:
     input:
-        "flaky.txt", "never.txt", "train_reference.job", "train_grpo.job", "evaluate_checkpoint.job",
+        "flaky.txt", "never.txt", "train_reference.job", "train_grpo.job", "evaluate_reference.job", "evaluate_run.job",
 
 
 rule flaky:  # fails on its first attempt; the retry must get more memory
@@ -143,7 +143,7 @@ rule always_fails:
         "echo 'always_fails: boom' >&2; exit 3"
 
 
-for _name in ("train_reference", "train_grpo", "evaluate_checkpoint"):  # the profile's GPU rules
+for _name in ("train_reference", "train_grpo", "evaluate_reference", "evaluate_run"):  # the profile's GPU rules
 
     rule:
         name:

@@ -16,8 +16,11 @@ from grpo_repro import config as cfg
 from grpo_repro.codedeps import closure
 from grpo_repro.figures.registry import FAMILIES
 from grpo_repro.report.registry import CATEGORIES, PLOTS
+from grpo_repro.report.registry import active as active_plots
 from grpo_repro.report.tables import eval_entries
+from grpo_repro.report.temperature import entries as temperature_entries
 from grpo_repro.data.sets import check_sources, n_epoch_prompts
+from grpo_repro.evaluate import tasks as ev_tasks
 from grpo_repro.fixed_point import runs as fp_runs
 from grpo_repro.train.schedule import checkpoint_steps
 
@@ -40,7 +43,6 @@ except ValueError as err:
 VARIANTS = list(config["variants"])
 SEEDS = list(config["train"]["seeds"])  # GRPO seeds: one run per (variant, seed)
 RUNS = [f"{v}/seed_{s}" for v in VARIANTS for s in SEEDS]  # results/{train,evaluate}/<run>/...
-RUN_PATTERN = "ref|(" + "|".join(VARIANTS) + r")/seed_\d+"
 RESULTS = "results"
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"  # Snakemake benchmark files: wall time and memory of every job
@@ -58,6 +60,10 @@ ENV = (
 FIG = f"{RESULTS}/figures"
 FIG_CFG = config["figures"]
 SPLITS = list(config["eval"]["splits"])
+EVAL_SPLITS = ev_tasks.task_splits(
+    config
+)  # the splits evaluation reads (eval.splits + temperature_splits)
+RUN_WILDCARDS = "{variant}/seed_{seed}"
 # what GRPO training reads (the prompts and pi_ref are its inputs): other keys never retrain
 TRAIN_CONFIG = {
     "seed": config["seed"],
@@ -67,6 +73,10 @@ TRAIN_CONFIG = {
 REPORT = f"{RESULTS}/report"
 REPORT_DATA = f"{REPORT}/data"
 EVAL_ENTRIES = eval_entries(RESULTS, VARIANTS, SEEDS, SPLITS, STEPS)
+TEMP_ENTRIES = temperature_entries(
+    RESULTS, VARIANTS, SEEDS, STEPS, config
+)  # [] without temperatures
+TEMP_SPLITS = list(dict.fromkeys(e["split"] for e in TEMP_ENTRIES))
 REPORT_COMPUTE = [  # the report stage's compute rules (plot rules come from PLOTS)
     "report_training",
     "report_landing",
@@ -75,13 +85,14 @@ REPORT_COMPUTE = [  # the report stage's compute rules (plot rules come from PLO
     "report_amplification",
     "report_overlay",
     "report_summary",
-]
+] + (["report_temperature"] if TEMP_ENTRIES else [])
+REPORT_PLOTS = active_plots(PLOTS, {"temperatures"} if TEMP_ENTRIES else set())
 
 
 wildcard_constraints:
     variant="|".join(VARIANTS),
     seed=r"\d+",
-    split="|".join(SPLITS),
+    split="|".join(EVAL_SPLITS),
     step=r"\d+",
 
 
@@ -113,19 +124,20 @@ def theory_targets():
     return list(rules.theory_derivations.output)
 
 
-def data_outputs():
-    """The files of data_prepare: every split of grpo_repro.data.sets that this run has."""
+def data_outputs(root=RESULTS):
+    """The files of data_prepare under `root`: every split of grpo_repro.data.sets that this run
+    has."""
     out = {
-        "train": f"{RESULTS}/data/train.jsonl",
-        "test": f"{RESULTS}/data/test.jsonl",
-        "pool": f"{RESULTS}/data/train_pool.jsonl",
-        "stats": f"{RESULTS}/data/splits.json",
-        "tokenizer": directory(f"{RESULTS}/data/tokenizer"),
+        "train": f"{root}/data/train.jsonl",
+        "test": f"{root}/data/test.jsonl",
+        "pool": f"{root}/data/train_pool.jsonl",
+        "stats": f"{root}/data/splits.json",
+        "tokenizer": directory(f"{root}/data/tokenizer"),
     }
     if config["data"]["n_val"]:
-        out["val"] = f"{RESULTS}/data/val.jsonl"
+        out["val"] = f"{root}/data/val.jsonl"
     if ORGANISM:
-        out["sft"] = f"{RESULTS}/data/sft.jsonl"
+        out["sft"] = f"{root}/data/sft.jsonl"
     return out
 
 
@@ -185,48 +197,32 @@ def train_targets():
 
 
 # ------------------------------------------------------------------------------ evaluate
-def split_data():
-    """The prompt set of each evaluation split: test, val, and `train` = the tracked pool."""
-    out = rules.data_prepare.output
-    return [{"test": out.test, "train": out.pool, "val": out.get("val")}[s] for s in SPLITS]
+def split_file(split, root=RESULTS):
+    """The prompt set of an evaluation split under `root`: test, val, and `train` = the tracked
+    pool."""
+    name = {"test": "test", "train": "train_pool", "val": "val"}[split]
+    return f"{root}/data/{name}.jsonl"
 
 
-def evaluate_table(run, split, step, ext="csv"):
-    return f"{RESULTS}/evaluate/{run}/{split}/step_{step}.{ext}"
+def eval_data():
+    """The prompt set of each split an evaluation job reads (EVAL_SPLITS)."""
+    return [split_file(s) for s in EVAL_SPLITS]
 
 
-def evaluate_jobs():
-    """(run, step) of every evaluation job: ref at step 0, each run at each step > 0."""
-    return [("ref", 0)] + [(r, s) for r in RUNS for s in STEPS if int(s) > 0]
+def eval_tasks(run):
+    """The tables of one run's evaluation job (grpo_repro.evaluate.tasks; `run` may hold the
+    wildcards {variant}/seed_{seed})."""
+    return ev_tasks.tasks(RESULTS, run, STEPS, config)
+
+
+def checkpoints(run):
+    """{step: model directory} of a run's checkpoints (steps > 0)."""
+    return {int(s): f"{RESULTS}/train/{run}/checkpoints/step_{s}" for s in STEPS if int(s) > 0}
 
 
 def evaluate_targets():
     """Every evaluation table and its JSON sidecar."""
-    return [
-        evaluate_table(v, split, s, ext)
-        for v, s in evaluate_jobs()
-        for split in SPLITS
-        for ext in ("csv", "json")
-    ]
-
-
-def checkpoint_dir(wildcards):
-    """The model evaluated at (run, step): pi_ref at step 0 (run `ref`), else a checkpoint."""
-    step = int(wildcards.step)
-    if (wildcards.run == "ref") != (step == 0):
-        raise WorkflowError(
-            f"results/evaluate/{wildcards.run}/.../step_{step}: step 0 is pi_ref and is "
-            "evaluated as run `ref` (results/evaluate/ref/<split>/step_0.csv); runs "
-            "<variant>/seed_<seed> have steps > 0"
-        )
-    if step == 0:
-        return REF_MODEL
-    return f"{RESULTS}/train/{wildcards.run}/checkpoints/step_{step}"
-
-
-def evaluate_inputs(wildcards):
-    model = ref_model_input() if wildcards.run == "ref" else train_done(wildcards.run)
-    return {"data": split_data(), "model": model}
+    return [p for r in ["ref", *RUNS] for t in eval_tasks(r) for p in (t.csv, t.json)]
 
 
 # ------------------------------------------------------------------------------ report
@@ -252,7 +248,7 @@ def report_figures(plot, split=None):
 def report_targets():
     """Every output of the report stage: data files, summary, figures and the summary table."""
     out = [f for r in REPORT_COMPUTE for f in getattr(rules, r).output]
-    for plot in PLOTS:
+    for plot in REPORT_PLOTS:
         for split in SPLITS if plot.per_split else [None]:
             out += [str(p) for p in report_figures(plot, split)]
     return out

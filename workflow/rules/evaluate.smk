@@ -1,28 +1,29 @@
 """Stage evaluate (Sec. 6): every checkpoint, eval.samples samples per prompt on every split of
-eval.splits (test: held-out problems, train: the fixed training pool), per-prompt success counts
-with Wilson intervals under the strict and lenient answer extraction (grpo_repro.evaluate.run).
+eval.splits (test: held-out problems, train: the fixed training pool, val), per-prompt success
+counts with Wilson intervals under the strict and lenient answer extraction; pi_ref and each run's
+final checkpoint also at every temperature of eval.temperatures (the sharpening baseline; 0 =
+greedy) on eval.temperature_splits (grpo_repro.evaluate.run, grpo_repro.evaluate.tasks).
 
-One job per (run, step) writes all splits; a run is `{variant}/seed_{seed}` (one GRPO seed of one
-variant). Step 0 (pi_ref) is evaluated once, as run `ref` (results/evaluate/ref/{split}/step_0.*),
-and shared by every run.
+One job per run writes all its tables (one start-up, each model loaded once); a run is
+`{variant}/seed_{seed}` (one GRPO seed of one variant). Step 0 (pi_ref) is evaluated once, as run
+`ref` (results/evaluate/ref/{split}/step_0*), and shared by every run.
 """
 
 
-rule evaluate_checkpoint:
-    """eval.samples completions of every prompt of every split from one checkpoint (the device
+rule evaluate_reference:
+    """pi_ref (step 0) on every split, and at every temperature of eval.temperatures (the device
     that eval.backend and train.bf16 need is checked first, grpo_repro.preflight)."""
     input:
-        unpack(evaluate_inputs),
-        code=code("evaluate_checkpoint.py"),
+        data=eval_data(),
+        model=ref_model_input(),
+        code=code("evaluate_run.py"),
     output:
-        tables=expand(evaluate_table("{{run}}", "{split}", "{{step}}", "csv"), split=SPLITS),
-        meta=expand(evaluate_table("{{run}}", "{split}", "{{step}}", "json"), split=SPLITS),
+        tables=[t.csv for t in eval_tasks("ref")],
+        meta=[t.json for t in eval_tasks("ref")],
     log:
-        f"{LOGS}/evaluate/{{run}}/step_{{step}}.log",
+        f"{LOGS}/evaluate/ref.log",
     benchmark:
-        f"{BENCH}/evaluate/{{run}}/step_{{step}}.tsv"
-    wildcard_constraints:
-        run=RUN_PATTERN,
+        f"{BENCH}/evaluate/ref.tsv"
     conda:
         ENV
     threads: 1
@@ -30,8 +31,40 @@ rule evaluate_checkpoint:
         mem_mb=3000,
         runtime=30 if ORGANISM else 240,  # minutes (the SLURM profile may override)
     params:
-        model=checkpoint_dir,
-        splits=SPLITS,
+        run="ref",
+        models={0: REF_MODEL},
+        tasks=[t.as_dict() for t in eval_tasks("ref")],
+        splits=EVAL_SPLITS,
         settings=cfg.eval_settings(config),
     script:
-        "../scripts/evaluate_checkpoint.py"
+        "../scripts/evaluate_run.py"
+
+
+rule evaluate_run:
+    """Every checkpoint of one GRPO run on every split, and its final checkpoint at every
+    temperature of eval.temperatures."""
+    input:
+        data=eval_data(),
+        model=f"{RESULTS}/train/{{variant}}/seed_{{seed}}/run.json",
+        code=code("evaluate_run.py"),
+    output:
+        tables=[t.csv for t in eval_tasks(RUN_WILDCARDS)],
+        meta=[t.json for t in eval_tasks(RUN_WILDCARDS)],
+    log:
+        f"{LOGS}/evaluate/{{variant}}/seed_{{seed}}.log",
+    benchmark:
+        f"{BENCH}/evaluate/{{variant}}/seed_{{seed}}.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60 if ORGANISM else 720,  # minutes (the SLURM profile may override)
+    params:
+        run=lambda w: f"{w.variant}/seed_{w.seed}",
+        models=lambda w: checkpoints(f"{w.variant}/seed_{w.seed}"),
+        tasks=lambda w: [t.as_dict() for t in eval_tasks(f"{w.variant}/seed_{w.seed}")],
+        splits=EVAL_SPLITS,
+        settings=cfg.eval_settings(config),
+    script:
+        "../scripts/evaluate_run.py"

@@ -56,26 +56,44 @@ use rule train_grpo as fixed_point_train with:
         n_epoch_prompts=FP["n_prompts"],
 
 
-use rule evaluate_checkpoint as fixed_point_evaluate with:
+use rule evaluate_reference as fixed_point_evaluate_ref with:
     input:
         data=[rules.fixed_point_pool.output.pool],
-        model=lambda w: (
-            ref_model_input() if w.run == "ref" else f"{FP_DIR}/train/{w.run}/run.json"
-        ),
-        code=code("evaluate_checkpoint.py"),
+        model=ref_model_input(),
+        code=code("evaluate_run.py"),
     output:
-        tables=[f"{FP_DIR}/evaluate/{{run}}/pool/step_{{step}}.csv"],
-        meta=[f"{FP_DIR}/evaluate/{{run}}/pool/step_{{step}}.json"],
+        tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, "ref", FP_STEPS)],
+        meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, "ref", FP_STEPS)],
     log:
-        f"{LOGS}/fixed_point/evaluate/{{run}}/step_{{step}}.log",
+        f"{LOGS}/fixed_point/evaluate/ref.log",
     benchmark:
-        f"{BENCH}/fixed_point/evaluate/{{run}}/step_{{step}}.tsv"
-    wildcard_constraints:
-        run=r"ref|(grpo|mirror|dr_grpo|mirror_dr)_(k3|k3_ratio)/beta_[0-9.e+-]+/seed_\d+",
+        f"{BENCH}/fixed_point/evaluate/ref.tsv"
     params:
-        model=lambda w: (  # pi_ref for run `ref` (step 0), else the checkpoint
-            REF_MODEL if w.run == "ref" else f"{FP_DIR}/train/{w.run}/checkpoints/step_{w.step}"
-        ),
+        run="ref",
+        models={0: REF_MODEL},
+        tasks=[t.as_dict() for t in fp_runs.eval_tasks(FP_DIR, "ref", FP_STEPS)],
+        splits=["pool"],
+        settings=fp_runs.eval_settings(cfg.eval_settings(config), FP, "ref"),
+
+
+use rule evaluate_run as fixed_point_evaluate with:
+    input:
+        data=[rules.fixed_point_pool.output.pool],
+        model=f"{FP_DIR}/train/{{run}}/run.json",
+        code=code("evaluate_run.py"),
+    output:
+        tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_STEPS)],
+        meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_STEPS)],
+    log:
+        f"{LOGS}/fixed_point/evaluate/{{run}}.log",
+    benchmark:
+        f"{BENCH}/fixed_point/evaluate/{{run}}.tsv"
+    wildcard_constraints:
+        run=r"(grpo|mirror|dr_grpo|mirror_dr)_(k3|k3_ratio)/beta_[0-9.e+-]+/seed_\d+",
+    params:
+        run=lambda w: w.run,
+        models=lambda w: {s: f"{FP_DIR}/train/{w.run}/checkpoints/step_{s}" for s in FP_STEPS},
+        tasks=lambda w: [t.as_dict() for t in fp_runs.eval_tasks(FP_DIR, w.run, FP_STEPS)],
         splits=["pool"],
         settings=lambda w: fp_runs.eval_settings(cfg.eval_settings(config), FP, w.run),
 

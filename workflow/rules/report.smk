@@ -143,9 +143,39 @@ rule report_overlay:
         "../scripts/report_overlay.py"
 
 
+rule report_temperature:
+    """Thm 1 vs sharpening: success against the sampling temperature (pi_ref and every variant's
+    final checkpoint, per problem class), best temperature against best temperature, pass@k."""
+    input:
+        tables=[e["path"] for e in TEMP_ENTRIES],
+        data=[split_file(s) for s in TEMP_SPLITS],
+        code=code("report_temperature.py"),
+    output:
+        curve=f"{REPORT_DATA}/temperature_curve.csv",
+        best=f"{REPORT_DATA}/best_vs_best.csv",
+        pass_k=f"{REPORT_DATA}/pass_at_k.csv",
+    log:
+        f"{LOGS}/report/report_temperature.log",
+    benchmark:
+        f"{BENCH}/report/report_temperature.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        entries=TEMP_ENTRIES,
+        splits=TEMP_SPLITS,
+        headline="test" if "test" in TEMP_SPLITS else TEMP_SPLITS[0] if TEMP_SPLITS else None,
+        n_bootstrap=config["report"]["n_bootstrap"],
+        seed=config["seed"],
+    script:
+        "../scripts/report_temperature.py"
+
+
 rule report_summary:
     """results/summary.{json,md}: the run in numbers beside the paper's (Sec. 6), with the config."""
     input:
+        **({"best": rules.report_temperature.output.best} if TEMP_ENTRIES else {}),
+        **({"curve": rules.report_temperature.output.curve} if TEMP_ENTRIES else {}),
         mean=rules.report_amplification.output.mean,
         paired=rules.report_amplification.output.paired,
         shares=rules.report_amplification.output.shares,
@@ -174,7 +204,7 @@ rule report_summary:
         "../scripts/report_summary.py"
 
 
-for plot in PLOTS:
+for plot in REPORT_PLOTS:
 
     rule:
         name:

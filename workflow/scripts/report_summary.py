@@ -21,6 +21,8 @@ s = summary.build(
     config=sm.params.config,
     bench=summary.benchmarks(sm.params.benchmarks),
     splits=io.read_json(inp.splits),
+    best=pd.read_csv(inp.get("best")) if inp.get("best") else None,
+    curve=pd.read_csv(inp.get("curve")) if inp.get("curve") else None,
 )
 s["provenance"] = {
     k: v for k, v in provenance.record({}, inputs=list(inp)).items() if k != "config"

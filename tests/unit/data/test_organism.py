@@ -117,3 +117,40 @@ def test_tokenizer_numbers_are_single_tokens(splits):
     assert tok.unk_token_id not in tok(texts[0])["input_ids"]
     first = splits["sft"][0]
     assert is_correct(tok.decode(tok(first["answer"])["input_ids"]), first["gold"])
+
+
+# the misconception knob (organism.teacher_misconception)
+# ---------------------------------------------------------------------------------------------
+def _triple_problem():
+    return {
+        "start": 4,
+        "ops": [["+", 2], ["*", 3], ["-", 1]],
+        "answer": "4 + 2 = 6\n6 * 3 = 18\n18 - 1 = 17\n#### 17",
+    }
+
+
+def test_misconception_always_writes_a_tripling_as_a_doubling_at_q_1():
+    from grpo_repro.data.organism import in_misconception_class, noisy_solution
+
+    rec = _triple_problem()
+    text = noisy_solution(rec, random.Random(0), 0.0, [1], 99, q=1.0)
+    assert text == "4 + 2 = 6\n6 * 2 = 12\n12 - 1 = 11\n#### 11"  # the chain goes on from 2v
+    assert in_misconception_class(rec)
+    other = {"start": 4, "ops": [["*", 2], ["+", 1]], "answer": "4 * 2 = 8\n8 + 1 = 9\n#### 9"}
+    assert not in_misconception_class(other)
+    assert noisy_solution(other, random.Random(0), 0.0, [1], 99, q=1.0) == other["answer"]
+
+
+def test_misconception_rate_and_no_draw_spent_at_q_0():
+    from grpo_repro.data.organism import noisy_solution
+
+    rng = random.Random(1)
+    texts = [noisy_solution(_triple_problem(), rng, 0.0, [1], 99, q=0.6) for _ in range(4000)]
+    share = sum("6 * 2 = 12" in t for t in texts) / len(texts)
+    assert abs(share - 0.6) < 0.03  # binomial sd 0.008
+    # q = 0: the slips alone, draw for draw (the SFT data of an organism without the knob)
+    a, b = random.Random(5), random.Random(5)
+    for _ in range(50):
+        assert noisy_solution(_triple_problem(), a, 0.3, [-1, 1], 99) == noisy_solution(
+            _triple_problem(), b, 0.3, [-1, 1], 99, q=0.0
+        )

@@ -15,6 +15,7 @@ import torch
 from grpo_repro.config import eval_settings
 from grpo_repro.evaluate import partial
 from grpo_repro.evaluate import run as ev
+from grpo_repro.evaluate import tasks as ev_tasks
 from grpo_repro.models import model_hash
 from grpo_repro.report import EVAL_COLUMNS  # what evaluation must write for the report
 from grpo_repro.sampler.hf import HFSampler
@@ -158,48 +159,60 @@ def test_model_hash(tmp_path):
         model_hash(tmp_path / "empty")
 
 
-def test_evaluate_checkpoint_script_end_to_end(tiny_policy, default_config, tmp_path):
-    """The Snakemake script on a tiny random organism model: 3 prompts x 8 samples, both splits."""
+def test_evaluate_run_script_end_to_end(tiny_policy, default_config, tmp_path):
+    """The Snakemake script on a tiny random organism model: 3 prompts x 8 samples, both splits,
+    pi_ref at the evaluation temperature and at every extra temperature (greedy: one sample)."""
     model_dir, records = tiny_policy
     config = json.loads(json.dumps(default_config))
-    config["eval"].update(samples=8, max_new_tokens=8, batch_prompts=2)
-    data, tables, metas = [], [], []
-    for split in config["eval"]["splits"]:
+    config["eval"].update(
+        samples=8,
+        max_new_tokens=8,
+        batch_prompts=2,
+        temperatures=[1.0, 0.5, 0],
+        temperature_splits=["test"],
+    )
+    splits = ev_tasks.task_splits(config)
+    data = []
+    for split in splits:
         path = tmp_path / "data" / f"{split}.jsonl"
         path.parent.mkdir(exist_ok=True)
         path.write_text("".join(json.dumps(r) + "\n" for r in records[:3]))
         data.append(str(path))
-        tables.append(str(tmp_path / "eval" / "ref" / split / "step_0.csv"))
-        metas.append(str(tmp_path / "eval" / "ref" / split / "step_0.json"))
-    log = tmp_path / "logs" / "step_0.log"
+    tasks = ev_tasks.tasks(str(tmp_path / "results"), "ref", [0, 40], config)
+    assert [(t.step, t.split, t.temperature) for t in tasks] == [
+        (0, s, None) for s in config["eval"]["splits"]
+    ] + [(0, "test", 0.5), (0, "test", 0.0)]
+    log = tmp_path / "logs" / "ref.log"
     log.parent.mkdir()
     smk = SimpleNamespace(
         input=SimpleNamespace(data=data, model=[]),
-        output=SimpleNamespace(tables=tables, meta=metas),
         params=SimpleNamespace(
-            model=str(model_dir), splits=config["eval"]["splits"], settings=eval_settings(config)
+            run="ref",
+            models={0: str(model_dir)},
+            tasks=[t.as_dict() for t in tasks],
+            splits=splits,
+            settings=eval_settings(config),
         ),
-        wildcards=SimpleNamespace(run="ref", step="0"),
         threads=1,
         log=[str(log)],
     )
     runpy.run_path(
-        str(ROOT / "workflow" / "scripts" / "evaluate_checkpoint.py"),
+        str(ROOT / "workflow" / "scripts" / "evaluate_run.py"),
         init_globals={"snakemake": smk},
     )
-    for split, table, meta_path in zip(config["eval"]["splits"], tables, metas):
-        df = pd.read_csv(table)
-        assert set(EVAL_COLUMNS) <= set(df.columns) and len(df) == 3 and (df["samples"] == 8).all()
+    for task in tasks:
+        df = pd.read_csv(task.csv)
+        n = 1 if task.temperature == 0 else 8
+        assert set(EVAL_COLUMNS) <= set(df.columns) and len(df) == 3 and (df["samples"] == n).all()
         assert (
             (df["variant"] == "ref").all()
             and (df["step"] == 0).all()
-            and (df["split"] == split).all()
+            and (df["split"] == task.split).all()
         )
-        meta = json.loads(Path(meta_path).read_text())
+        meta = json.loads(Path(task.json).read_text())
         assert meta["model_sha256"] == model_hash(model_dir)
-        assert (
-            meta["decoding"]["temperature"] == config["train"]["temperature"]
-        )  # eval.temperature null
+        t = config["train"]["temperature"] if task.temperature is None else task.temperature
+        assert meta["decoding"]["temperature"] == t  # eval.temperature null: the training one
         assert meta["decoding"]["max_new_tokens"] == 8 and meta["n_prompts"] == 3
-        assert not partial.partial_path_for(table).exists()
+        assert not partial.partial_path_for(task.csv).exists()  # removed when the job ends
     assert "mean p_hat" in log.read_text()

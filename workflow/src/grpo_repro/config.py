@@ -187,6 +187,16 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
         found.append((["fixed_point", "n_prompts"], f"must be <= data.train_pool ({pool_n})"))
     if fp.get("n_prompts", 10**9) < train.get("prompts_per_step", 1):
         found.append((["fixed_point", "n_prompts"], "must be >= train.prompts_per_step"))
+    missing = set(config.get("replicates", {}).get("variants", [])) - set(
+        config.get("variants", [])
+    )
+    if missing:
+        found.append((["replicates", "variants"], f"{sorted(missing)} not in `variants`"))
+    ev = config.get("eval", {})
+    if not data.get("n_val") and "val" in (ev.get("temperature_splits") or []):
+        found.append(
+            (["eval", "temperature_splits"], "lists val but data.n_val is 0 (no val split)")
+        )
     pool, n_train = data.get("train_pool"), data.get("n_train")
     if pool is not None and n_train is not None and pool > n_train:
         found.append((["data", "train_pool"], f"must be <= data.n_train ({n_train})"))

@@ -9,7 +9,7 @@ Where each check runs (workflow/rules/common.smk, `on_start`, and the GPU rules'
     --no-hooks): the software (vLLM installed) and the hub (model and dataset reachable or
     cached), whatever the executor; the device (CUDA, bf16, GPUs) only when jobs run here,
     i.e. with a local executor (`workflow.local_exec`), since a SLURM login node has no GPU;
-  * at the start of train_grpo and evaluate_checkpoint, before any model is loaded: the device,
+  * at the start of train_grpo and the evaluation rules, before any model is loaded: the device,
     on the machine that runs the job (a GPU node under SLURM).
 """
 

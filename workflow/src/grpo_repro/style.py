@@ -33,8 +33,10 @@ VARIANT_COLORS = {
     "mirror_dr": "#ff7f0e",  # orange
     "two_kl": "#9467bd",  # purple
     "two_kl_dr": "#8c564b",  # brown
+    "ref": "#000000",  # black: pi_ref (the sharpening baseline)
 }
 VARIANT_LABELS = {
+    "ref": "pi_ref",
     "grpo": "GRPO",
     "mirror": "Mirror GRPO",
     "dr_grpo": "Dr. GRPO",

@@ -101,20 +101,41 @@ def make_problem(rng: random.Random, spec: TaskSpec) -> dict:
     }
 
 
+MISCONCEPTION = ("*", 3)  # the step class the teacher misreads: a tripling, written as a doubling
+MISREAD = ("*", 2)
+
+
+def in_misconception_class(rec: dict) -> bool:
+    """Whether a problem has a step of the misconception class (a tripling)."""
+    return any(tuple(op) == MISCONCEPTION for op in rec.get("ops", []))
+
+
 def noisy_solution(
-    rec: dict, rng: random.Random, p: float, slips, max_value: int, tries: int = 20
+    rec: dict,
+    rng: random.Random,
+    p: float,
+    slips,
+    max_value: int,
+    tries: int = 20,
+    q: float = 0.0,
 ) -> str:
     """The worked solution as a noisy teacher writes it: each equation's result is off by a slip
     drawn from `slips` with probability `p`, and the chain continues from the slipped value (the
-    final line states the slipped result). Draws again (at most `tries` times) when a slip leaves
-    [0, max_value]; the clean solution when p = 0 or no draw fits."""
-    if p <= 0:
+    final line states the slipped result). With probability `q` the teacher also misreads a step
+    of the misconception class (a tripling, MISCONCEPTION) as a doubling: it writes `v * 2 = 2v`
+    and goes on from 2v, a systematic error that pi_ref learns as its most likely step when q >
+    1/2. Draws again (at most `tries` times) when a value leaves [0, max_value]; the clean
+    solution when p = q = 0 or no draw fits. With q = 0 no draw is spent on the misconception,
+    so the teacher's text is that of the slips alone."""
+    if p <= 0 and q <= 0:
         return rec["answer"]
     for _ in range(tries):
         value, lines = rec["start"], []
         for op, k in rec["ops"]:
+            if q > 0 and (op, k) == MISCONCEPTION and rng.random() < q:
+                op, k = MISREAD
             new = OPS[op](value, k)
-            if rng.random() < p:
+            if p > 0 and rng.random() < p:
                 new += rng.choice(list(slips))
             if not 0 <= new <= max_value:
                 break

@@ -41,13 +41,15 @@ def make_tokenizer(config: dict, splits: dict):
 
 
 def teach(records: list[dict], organism: dict, seed: int) -> list[dict]:
-    """The SFT data: each record with `sft_answer`, the noisy teacher's worked solution
-    (grpo_repro.data.organism.noisy_solution); the gold answer stays correct."""
+    """The SFT data: each record with `sft_answer`, the noisy teacher's worked solution (slips,
+    and the misconception of organism.teacher_misconception; grpo_repro.data.organism.noisy_solution);
+    the gold answer stays correct."""
     from grpo_repro.data.organism import noisy_solution
 
     rng = random.Random(seed + SFT_SEED_OFFSET)
     p, slips, top = organism["teacher_noise"], organism["teacher_slips"], organism["max_value"]
-    return [{**r, "sft_answer": noisy_solution(r, rng, p, slips, top)} for r in records]
+    q = organism["teacher_misconception"]
+    return [{**r, "sft_answer": noisy_solution(r, rng, p, slips, top, q=q)} for r in records]
 
 
 def split_stats(splits: dict, max_steps: int | None) -> dict:

@@ -46,12 +46,18 @@ def prompt_seeds(records, seed: int, run: str, step: int, split: str) -> list[in
 
 
 def write_outputs(
-    df: pd.DataFrame, meta: dict, csv_path: str | Path, json_path: str | Path
+    df: pd.DataFrame,
+    meta: dict,
+    csv_path: str | Path,
+    json_path: str | Path,
+    keep_partial: bool = False,
 ) -> None:
-    """Table and sidecar, each atomically; the partial file of the table is removed afterwards."""
+    """Table and sidecar, each atomically; the partial file of the table is removed afterwards
+    unless `keep_partial` (the job removes it when all its tables are written)."""
     io.write_json(json_path, meta)
     io.write_csv(csv_path, df)
-    partial.partial_path_for(csv_path).unlink(missing_ok=True)
+    if not keep_partial:
+        partial.partial_path_for(csv_path).unlink(missing_ok=True)
 
 
 # ------------------------------------------------------------------------------------------ evaluation
@@ -204,20 +210,25 @@ def eval_precision(choice: str, train_bf16: bool, device: str) -> tuple[str, boo
     raise ValueError(f"config key eval.dtype: {choice!r} is not training, float32 or bfloat16")
 
 
-def run_checkpoint_eval(
-    model_dir: str | Path,
+def run_eval_job(
+    models: dict[int, str | Path],
+    tasks: list[dict],
     settings: dict,
     run: str,
-    step: int,
     data: dict[str, str | Path],
-    outputs: dict[str, tuple[str | Path, str | Path]],
     threads: int = 1,
     progress: bool = True,
     device: str | None = None,
 ) -> dict:
-    """Evaluate one model on every split of `data` ({split: jsonl}), writing outputs[split] =
-    (csv, json). `settings`: seed, eval (the config section), temperature (resolved) and bf16.
-    Returns {split: mean strict p_hat}. The rule evaluate_checkpoint."""
+    """Evaluate one run: `tasks` (grpo_repro.evaluate.tasks.Task as dicts: step, split,
+    temperature, csv, json) on the checkpoints `models` ({step: model dir}) and the prompt sets
+    `data` ({split: jsonl}). `settings`: seed, eval (the config section), temperature (resolved)
+    and bf16. Each model is loaded once. Returns {(step, split, temperature): mean strict p_hat}.
+    The rules evaluate_reference and evaluate_run.
+
+    A table's partial file (its finished chunks) is kept until the whole job has finished: a job
+    killed after some tables were written, whose outputs Snakemake then removes, rebuilds them from
+    their chunks without sampling again."""
     import torch
 
     from grpo_repro.models import load_policy, model_hash
@@ -225,60 +236,71 @@ def run_checkpoint_eval(
 
     torch.set_num_threads(max(1, int(threads)))
     ecfg = settings["eval"]
-    params = SamplingParams(
-        temperature=float(settings["temperature"]),
-        top_p=float(ecfg["top_p"]),
-        top_k=int(ecfg["top_k"]),
-        max_new_tokens=int(ecfg["max_new_tokens"]),
-    )
     if device is None:
         device = "cuda" if ecfg["backend"] == "vllm" or torch.cuda.is_available() else "cpu"
-    t_load = time.perf_counter()
     dtype, autocast = eval_precision(ecfg["dtype"], settings["bf16"], str(device))
-    model, tokenizer = load_policy(
-        model_dir, dtype=dtype, device="cpu" if ecfg["backend"] == "vllm" else device
-    )
-    sampler = make_sampler(
-        ecfg["backend"],
-        model,
-        tokenizer,
-        model_path=model_dir,
-        batch_prompts=int(ecfg["batch_prompts"]),
-    )
-    digest = model_hash(model_dir)
-    load_s = time.perf_counter() - t_load
-    summary = {}
     ctx = torch.autocast("cuda", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
-    for split, path in data.items():
-        csv_path, json_path = outputs[split]
-        records = read_prompts(path)  # validated: file and line named on bad input
-        with ctx:
-            df, meta = evaluate_records(
-                sampler,
-                records,
-                samples=int(ecfg["samples"]),
-                params=params,
-                seed=int(settings["seed"]),
-                run=run,
-                step=int(step),
-                split=split,
-                model_sha256=digest,
-                partial_path=partial.partial_path_for(csv_path),
-                progress=progress,
+    prompts = {split: read_prompts(path) for split, path in data.items()}  # validated on read
+    summary, partials = {}, []
+    for step in sorted({int(t["step"]) for t in tasks}):
+        model_dir = models[step]
+        t_load = time.perf_counter()
+        model, tokenizer = load_policy(
+            model_dir, dtype=dtype, device="cpu" if ecfg["backend"] == "vllm" else device
+        )
+        sampler = make_sampler(
+            ecfg["backend"],
+            model,
+            tokenizer,
+            model_path=model_dir,
+            batch_prompts=int(ecfg["batch_prompts"]),
+        )
+        digest = model_hash(model_dir)
+        load_s = time.perf_counter() - t_load
+        for task in (t for t in tasks if int(t["step"]) == step):
+            split, temp = task["split"], task["temperature"]
+            t = float(settings["temperature"] if temp is None else temp)
+            params = SamplingParams(
+                temperature=t,
+                top_p=float(ecfg["top_p"]),
+                top_k=int(ecfg["top_k"]),
+                max_new_tokens=int(ecfg["max_new_tokens"]),
             )
-        meta.update(
-            precision={"weights": dtype, "bf16_autocast": autocast, "eval.dtype": ecfg["dtype"]},
-            model_dir=str(model_dir),
-            data=str(path),
-            threads=int(threads),
-            model_load_seconds=load_s,
-        )
-        write_outputs(df, meta, csv_path, json_path)
-        summary[split] = meta["mean_p_hat"]
-        print(
-            f"[evaluate] {run} step {step} {split}: mean p_hat {meta['mean_p_hat']:.4f} "
-            f"(lenient {meta['mean_p_hat_lenient']:.4f}), {meta['timing']['seconds']:.1f}s, "
-            f"{meta['timing']['tokens_per_s'] or 0:.0f} tokens/s",
-            file=sys.stderr,
-        )
+            part = partial.partial_path_for(task["csv"])
+            with ctx:
+                df, meta = evaluate_records(
+                    sampler,
+                    prompts[split],
+                    samples=1 if t == 0 else int(ecfg["samples"]),  # greedy: one sample
+                    params=params,
+                    seed=int(settings["seed"]),
+                    run=run,
+                    step=step,
+                    split=split,
+                    model_sha256=digest,
+                    partial_path=part,
+                    progress=progress,
+                )
+            meta.update(
+                precision={
+                    "weights": dtype,
+                    "bf16_autocast": autocast,
+                    "eval.dtype": ecfg["dtype"],
+                },
+                model_dir=str(model_dir),
+                data=str(data[split]),
+                threads=int(threads),
+                model_load_seconds=load_s,
+            )
+            write_outputs(df, meta, task["csv"], task["json"], keep_partial=True)
+            partials.append(part)
+            summary[(step, split, temp)] = meta["mean_p_hat"]
+            print(
+                f"[evaluate] {run} step {step} {split} T={t:g}: mean p_hat "
+                f"{meta['mean_p_hat']:.4f} (lenient {meta['mean_p_hat_lenient']:.4f}), "
+                f"{meta['timing']['seconds']:.1f}s, {meta['timing']['tokens_per_s'] or 0:.0f} tokens/s",
+                file=sys.stderr,
+            )
+    for part in partials:
+        part.unlink(missing_ok=True)
     return summary

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from grpo_repro.evaluate.tasks import Task
+
 
 def run_names(kinds: list[str], betas: list[float], seed: int) -> list[str]:
     """Every run of the sweep, kinds outer, betas inner."""
@@ -37,7 +39,25 @@ def eval_settings(base: dict, fp: dict, name: str) -> dict:
     """What evaluating run `name` reads: `base` (config.eval_settings) with the sweep's sample
     count: ref_samples for pi_ref (run `ref`, p_ref measured finely), samples for a checkpoint."""
     samples = fp["ref_samples"] if name == "ref" else fp["samples"]
-    return {**base, "eval": {**base["eval"], "samples": samples}}
+    ecfg = {
+        k: v for k, v in base["eval"].items() if k not in ("temperatures", "temperature_splits")
+    }
+    return {**base, "eval": {**ecfg, "samples": samples}}
+
+
+def eval_tasks(fp_dir: str, name: str, steps: list[int]) -> list[Task]:
+    """The tables of one evaluation job of the sweep (split `pool`, the evaluation temperature):
+    pi_ref (run `ref`) at step 0, a run at every step of `steps`."""
+    steps = [0] if name == "ref" else [int(s) for s in steps]
+    return [
+        Task(
+            s,
+            "pool",
+            None,
+            *(f"{fp_dir}/evaluate/{name}/pool/step_{s}.{e}" for e in ("csv", "json")),
+        )
+        for s in steps
+    ]
 
 
 def table_paths(fp_dir: str, names: list[str], steps: list[int]) -> dict:

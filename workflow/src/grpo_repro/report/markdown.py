@@ -18,6 +18,66 @@ def _num(x, fmt="{:.3f}") -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.format(x)
 
 
+def _t(x) -> str:
+    return "greedy" if float(x) == 0 else f"T={float(x):g}"
+
+
+def sharpening_section(s: dict) -> list[str]:
+    """The headline against the sharpening baseline: best temperature against best temperature
+    (grpo_repro.report.temperature), the verdicts, and success against temperature per class."""
+    if not s.get("best_vs_best"):
+        return []
+    L = [
+        "## Against the sharpening baseline: best temperature against best temperature",
+        "",
+        "Each policy's best sampling temperature is chosen on the split named (never on the one "
+        "reported), then compared on the held-out split, paired per prompt. Lowering pi_ref's "
+        "temperature is the trivial way to raise success at T = 1: GRPO's gain is amplification "
+        "beyond sharpening only where it beats pi_ref at ITS best temperature.",
+        "",
+        "| class | variant (best T) | pi_ref (best T) | variant | pi_ref | variant - pi_ref [95% CI] | "
+        "seeds above (per-seed CI > 0) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    by_seed = {}
+    for r in s.get("best_vs_best_by_seed", []):
+        by_seed.setdefault((r["variant"], r["klass"]), []).append(r)
+    for r in s["best_vs_best"]:
+        seeds = by_seed.get((r["variant"], r["klass"]), [])
+        per = ", ".join(f"{100 * q['mean_diff']:+.1f}" for q in seeds)
+        L.append(
+            f"| {r['klass']} ({r['n_prompts']} prompts) | {r['variant']} ({_t(r['t_variant'])}) | "
+            f"{_t(r['t_ref'])} | {_pct(r['mean_variant'])} | {_pct(r['mean_ref'])} | "
+            f"{_ci(r['mean_diff'], r['low'], r['high'])} | {r['n_seeds_above']} / {r['n_seeds']} "
+            f"({per}) |"
+        )
+    L += [""] + [f"- {v}" for v in s["sharpening_verdict"].values()] + [""]
+    curve = s.get("temperature_curve", [])
+    temps = sorted({r["temperature"] for r in curve}, reverse=True)
+    if curve:
+        L += [
+            "### Success against the sampling temperature (pooled over GRPO seeds)",
+            "",
+            "| split | class | policy | " + " | ".join(_t(t) for t in temps) + " |",
+            "|---|---|---|" + "---|" * len(temps),
+        ]
+        rows = {}
+        for r in curve:
+            rows.setdefault((r["split"], r["klass"], r["variant"]), {})[r["temperature"]] = r
+        for (split, klass, variant), by_t in sorted(
+            rows.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] != "ref", kv[0][2])
+        ):
+            cells = [
+                f"{_pct(by_t[t]['mean'])} [{_pct(by_t[t]['low'])}, {_pct(by_t[t]['high'])}]"
+                if t in by_t
+                else "n/a"
+                for t in temps
+            ]
+            L.append(f"| {split} | {klass} | {variant} | " + " | ".join(cells) + " |")
+        L += [""]
+    return L
+
+
 def markdown(s: dict) -> str:
     """results/summary.md from the summary dict."""
     L = ["# Summary: GRPO success amplification (Mroueh, arXiv 2503.06639)", ""]
@@ -52,6 +112,7 @@ def markdown(s: dict) -> str:
                 f"{r.get('n_seeds_positive', 'n/a')} / {r.get('n_seeds', 'n/a')} |"
             )
     L += ["", pc["statement"], ""]
+    L += sharpening_section(s)
     if pc["deviations"]:
         L += ["| key | this run | paper |", "|---|---|---|"]
         L += [f"| {d['key']} | {d['ours']} | {d['paper']} |" for d in pc["deviations"]]
@@ -107,13 +168,18 @@ def markdown(s: dict) -> str:
             f"{_pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} | "
             f"{_pct(a.get('share_above'))} / {_pct(a.get('share_on'))} / {_pct(a.get('share_below'))} |"
         )
+    n = int(cfg["eval"]["samples"])
     L += [
         "",
         "## Theory overlay (predicted recurrence from each prompt's measured p_ref)",
         "",
         s["iteration_note"],
         "",
-        "| variant | split | amplified measured | amplified predicted | p_ref=0 stayed 0 | "
+        f"p_ref = 0 below means 0 successes in the samples: with n = {n} samples, 0/{n} has a 95% "
+        f"upper bound of {_pct(1 - 0.025 ** (1 / n))} (Clopper-Pearson: 1 - 0.025^(1/n)), so such a "
+        "prompt is not shown to be unsolvable, and 'stayed 0' is 0/n again at the final checkpoint.",
+        "",
+        "| variant | split | amplified measured | amplified predicted | 0/n at p_ref, 0/n at the end | "
         "Spearman (limit) | Spearman (iterate) | Spearman (p_ref) | mean abs gap to limit |",
         "|---|---|---|---|---|---|---|---|---|",
     ]

@@ -34,6 +34,7 @@ class Plot:
     per_split: bool = True  # one job per evaluation split
     ext: tuple = ("png", "pdf")
     stage: str = "report"  # the report category (CATEGORIES)
+    needs: str = ""  # a feature of the run the plot needs ("temperatures": eval.temperatures)
 
 
 PLOTS = (
@@ -123,7 +124,37 @@ PLOTS = (
         per_split=False,
         ext=("html",),
     ),
+    Plot(
+        "temperature",
+        "Success against the sampling temperature, pi_ref and every variant, per problem class.",
+        {"curve": "report/data/temperature_curve.csv"},
+        "plot_temperature:draw_temperature",
+        (
+            (
+                "temperature_curves",
+                "temperature_curves.rst",
+                "Amplification vs sharpening",
+                "temperature",
+            ),
+        ),
+        per_split=False,
+        needs="temperatures",
+    ),
+    Plot(
+        "pass_at_k",
+        "Unbiased pass@k against k, pi_ref and every variant, one panel per temperature.",
+        {"pass_k": "report/data/pass_at_k.csv"},
+        "plot_temperature:draw_pass_at_k",
+        (("pass_at_k", "pass_at_k.rst", "Amplification vs sharpening", "pass@k"),),
+        per_split=False,
+        needs="temperatures",
+    ),
 )
+
+
+def active(plots, features) -> list:
+    """The plots whose needed feature (Plot.needs) this run has."""
+    return [p for p in plots if not p.needs or p.needs in features]
 
 
 def module_of(ref: str) -> str:

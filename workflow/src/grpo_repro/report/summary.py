@@ -222,6 +222,27 @@ def _records(df: pd.DataFrame) -> list[dict]:
     return json.loads(df.to_json(orient="records"))
 
 
+def sharpening(best: pd.DataFrame | None, curve: pd.DataFrame | None, config: dict) -> dict:
+    """The headline against the sharpening baseline (grpo_repro.report.temperature): each
+    variant at its best temperature against pi_ref at its best (pooled and per seed, by problem
+    class), one verdict sentence per variant generated from those numbers, and the pooled
+    temperature curves. Empty without eval.temperatures."""
+    if best is None or curve is None or best.empty:
+        return {}
+    from grpo_repro.evaluate.tasks import main_temperature
+    from grpo_repro.report.temperature import verdict
+
+    pooled = ordered(best[best["seed"].astype(str) == "all"], config)
+    headline = pooled[pooled["klass"] == "all"]
+    t_main = main_temperature(config)
+    return {
+        "best_vs_best": _records(pooled),
+        "best_vs_best_by_seed": _records(ordered(best[best["seed"].astype(str) != "all"], config)),
+        "sharpening_verdict": {r["variant"]: verdict(r, t_main) for r in _records(headline)},
+        "temperature_curve": _records(curve[curve["seed"].astype(str) == "all"]),
+    }
+
+
 def build(
     mean: pd.DataFrame,
     paired: pd.DataFrame,
@@ -233,6 +254,8 @@ def build(
     config: dict,
     bench: list[dict] | None = None,
     splits: dict | None = None,
+    best: pd.DataFrame | None = None,
+    curve: pd.DataFrame | None = None,
 ) -> dict:
     """The summary as one JSON-serialisable dict (see the module docstring). Tables hold the rows
     pooled over GRPO seeds (seed "all"); `paired_difference_by_seed` the per-seed differences."""
@@ -276,6 +299,7 @@ def build(
         "amplification_shares": _records(shares),
         "theory_overlay": _records(overlay),
         "paper_comparison": comparison,
+        **sharpening(best, curve, config),
         "derivations": derivation_counts(derivations),
         "train": {v: train_last(p) for v, p in train_logs.items()},
         "step0_consistency": step0_consistency(train_logs, mean, config),
