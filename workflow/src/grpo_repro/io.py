@@ -8,6 +8,7 @@ Reads validate their input and raise `DataError` naming the file and 1-based lin
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import csv
 import json
@@ -139,3 +140,33 @@ def log_to(path: str | os.PathLike | None) -> None:
         force=True,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    atexit.register(_job_times, stream)
+
+
+JOB_TIMES = "[job times]"  # the last line of every job's log (workflow/benchmarks/bench_graph.py)
+
+
+def job_times() -> dict:
+    """Wall seconds since this process started, and CPU seconds (user + system) of this process
+    and of its waited-for children: exact, where Snakemake's benchmark files sample CPU time
+    every 30 s and miss what a job spends after its last sample."""
+    import resource
+    import time
+
+    import psutil
+
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return {
+        "wall": time.time() - psutil.Process().create_time(),
+        "cpu": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
+    }
+
+
+def _job_times(stream) -> None:
+    with contextlib.suppress(Exception):  # the log may be closed at exit
+        t = job_times()
+        stream.write(f"{JOB_TIMES} wall {t['wall']:.2f} s, cpu {t['cpu']:.2f} s\n")
+        stream.flush()

@@ -101,8 +101,11 @@ def train_reference(
     lr: float,
     seed: int,
     threads: int | None = None,
+    bf16: bool = False,
 ) -> list[dict]:
-    """SFT `model` on (prompt, answer) pairs (TRL state under out_dir); returns the log rows."""
+    """SFT `model` on (prompt, answer) pairs (TRL state under out_dir); returns the log rows.
+    bf16: bf16 autocast of the forward and backward (CPU: AVX512-BF16/AMX matmuls), float32
+    master weights and optimizer."""
     import torch
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
@@ -128,7 +131,7 @@ def train_reference(
         save_strategy="no",
         report_to=[],
         use_cpu=True,
-        bf16=False,
+        bf16=bool(bf16),
         seed=seed,
         data_seed=seed,
         dataloader_num_workers=0,

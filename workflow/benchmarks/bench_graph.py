@@ -1,0 +1,222 @@
+"""Benchmark: the default graph cold, per stage, against the machine's ceiling (no timed test).
+
+Runs `snakemake -c<cores>` on a fresh copy of the working tree (or of `--ref` commits, each in
+its own clone, one after the other, for side-by-side ratios) and prints, from the runs' Snakemake
+benchmark files:
+
+* per stage: jobs, sum of job wall, sum of job CPU, CPU/wall, and the start-up share (jobs x the
+  measured cost of a job's start: a Python process importing torch, transformers and grpo_repro,
+  over the stage's job wall);
+* the achieved FLOP rate of SFT, the GRPO steps and evaluation (2 x parameters x tokens for a
+  forward pass, 6 x for forward + backward; tokens from the runs' own records) against the measured
+  single-thread fp32 matmul ceiling at the organism's shapes;
+* the graph's wall time against its lower bound (sum of job CPU / cores).
+
+Usage: .venv/bin/python workflow/benchmarks/bench_graph.py [--ref c3e0b3d] [--cores 2]
+       [--keep DIR] [--config config/config.yaml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+STARTUP = "import torch, transformers, trl, grpo_repro.evaluate.run, grpo_repro.train.grpo"
+
+
+def checkout(dest: Path, ref: str | None) -> Path:
+    """A clean copy of the working tree (ref None) or a clone at `ref`, sharing this .venv."""
+    if ref is None:
+        files = subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        for f in files:
+            if (ROOT / f).is_file():
+                (dest / f).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / f, dest / f)
+    else:
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(dest)], check=True)
+        subprocess.run(["git", "checkout", "-q", ref], cwd=dest, check=True)
+    (dest / ".venv").symlink_to(ROOT / ".venv")
+    return dest
+
+
+def run_graph(repo: Path, cores: int, config: str) -> float:
+    env = {**os.environ, "PYTHONPATH": str(repo / "workflow" / "src")}
+    t0 = time.perf_counter()
+    subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "snakemake"), f"-c{cores}", "--configfile", config, "-q"],
+        cwd=repo,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - t0
+
+
+def startup_seconds(repo: Path, n: int = 3) -> float:
+    env = {**os.environ, "PYTHONPATH": str(repo / "workflow" / "src")}
+    best = float("inf")
+    for _ in range(n):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", STARTUP], env=env, check=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def jobs(repo: Path) -> pd.DataFrame:
+    """stage, job, wall, cpu of every job: from the `[job times]` line each job's log ends with
+    (grpo_repro.io.job_times: exact CPU of the job and its children), else from Snakemake's
+    benchmark file (whose CPU time is sampled every 30 s and misses a job's last seconds)."""
+    import re
+
+    rows = []
+    logs = repo / "results" / "logs"
+    bench = repo / "results" / "benchmarks"
+    pat = re.compile(r"\[job times\] wall ([0-9.]+) s, cpu ([0-9.]+) s")
+    for f in glob.glob(str(bench / "**" / "*.tsv"), recursive=True):
+        df = pd.read_csv(f, sep="\t")
+        rel = os.path.relpath(f, bench)[:-4]
+        row = {
+            "stage": rel.split(os.sep)[0],
+            "job": rel,
+            "wall": float(df["s"].iloc[0]),
+            "cpu": float(df["cpu_time"].iloc[0]) if "cpu_time" in df else float("nan"),
+            "source": "benchmark",
+        }
+        rows.append(row)
+    by_log = {}
+    for f in glob.glob(str(logs / "**" / "*.log"), recursive=True):
+        m = pat.findall(Path(f).read_text(errors="replace")[-400:])
+        if m:
+            by_log[os.path.relpath(f, logs)[:-4]] = (float(m[-1][0]), float(m[-1][1]))
+    for row in rows:  # log paths mirror benchmark paths up to the rule's name
+        stage, rest = row["job"].split(os.sep, 1)
+        for key in (row["job"], f"{stage}{os.sep}{rest.replace(os.sep, '_')}"):
+            if key in by_log:
+                row["wall_job"], row["cpu"] = by_log[key]
+                row["source"] = "job log"
+                break
+    return pd.DataFrame(rows)
+
+
+def matmul_ceiling(hidden: int = 128, ffn: int = 512, rows: int = 4096, reps: int = 50) -> float:
+    """Single-thread fp32 GFLOP/s of the organism's MLP matmul (rows x hidden @ hidden x ffn)."""
+    import torch
+
+    torch.set_num_threads(1)
+    a, b = torch.randn(rows, hidden), torch.randn(hidden, ffn)
+    for _ in range(5):
+        a @ b
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    return 2 * rows * hidden * ffn * reps / (time.perf_counter() - t0) / 1e9
+
+
+def model_params(repo: Path) -> int | None:
+    cfg = repo / "results" / "train" / "ref" / "model" / "config.json"
+    if not cfg.exists():
+        return None
+    c = json.loads(cfg.read_text())
+    h, f, n, v = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"], c["vocab_size"]
+    kv = h // c["num_attention_heads"] * c.get("num_key_value_heads", c["num_attention_heads"])
+    per_layer = h * h * 2 + 2 * h * kv + 3 * h * f  # q, o; k, v; gate, up, down
+    return n * per_layer + h * v  # + the LM head (tied or not, it is a matmul per token)
+
+
+def flop_rates(repo: Path, n_params: int, jb: pd.DataFrame) -> dict:
+    """Achieved GFLOP/s per job-CPU-second of SFT, GRPO and evaluation (approximate token counts
+    from the runs' records; prompts and completions both count)."""
+    out = {}
+    sft = repo / "results" / "train" / "ref" / "run.json"
+    if sft.exists():
+        r = json.loads(sft.read_text())
+        tokens = r.get("tokens") or r.get("train_tokens")
+        cpu = jb[jb["job"].str.endswith("train_reference")]["cpu"].sum()
+        if tokens and cpu:
+            out["sft"] = 6 * n_params * tokens / cpu / 1e9
+    ev_tokens = 0.0
+    for f in glob.glob(str(repo / "results" / "evaluate" / "**" / "step_*.json"), recursive=True):
+        m = json.loads(Path(f).read_text())
+        ev_tokens += m["mean_completion_tokens"] * m["samples"] * m["n_prompts"]
+    cpu = jb[jb["stage"] == "evaluate"]["cpu"].sum()
+    if cpu:
+        out["evaluate (completion tokens)"] = 2 * n_params * ev_tokens / cpu / 1e9
+    return out
+
+
+def report(label: str, repo: Path, wall: float, cores: int, startup: float) -> dict:
+    jb = jobs(repo)
+    print(f"\n== {label}: graph wall {wall:.0f} s ({len(jb)} jobs) ==")
+    print(
+        f"{'stage':12s} {'jobs':>4s} {'wall s':>8s} {'cpu s':>8s} {'cpu/wall':>8s} {'start-up':>8s}"
+    )
+    print(f"CPU from the jobs' own logs for {(jb['source'] == 'job log').sum()} of {len(jb)} jobs")
+    for stage, g in jb.groupby("stage", sort=False):
+        w, c = g["wall"].sum(), g["cpu"].sum()
+        print(f"{stage:12s} {len(g):4d} {w:8.1f} {c:8.1f} {c / w:8.2f} {len(g) * startup / w:8.1%}")
+    for name, sub in (("train_grpo", jb[jb["job"].str.contains("train_grpo")]),):
+        if len(sub):
+            print(
+                f"{name}: cpu/wall {sub['cpu'].sum() / sub['wall'].sum():.2f} over {len(sub)} jobs"
+            )
+    bound = jb["cpu"].sum() / cores
+    print(f"lower bound (job CPU / {cores} cores): {bound:.0f} s; wall / bound {wall / bound:.2f}")
+    n = model_params(repo)
+    if n:
+        for k, v in flop_rates(repo, n, jb).items():
+            print(f"achieved {k}: {v:.1f} GFLOP/s per CPU second ({n / 1e6:.2f} M parameters)")
+    return {"wall": wall, "jobs": len(jb), "cpu": jb["cpu"].sum()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--ref", action="append", default=[], help="commit run side by side (repeat)")
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--config", default="config/config.yaml")
+    ap.add_argument("--keep", help="keep the runs' copies under this folder")
+    ap.add_argument("--skip-current", action="store_true", help="run only the --ref commits")
+    a = ap.parse_args()
+    base = Path(a.keep or tempfile.mkdtemp(prefix="bench_graph_"))
+    base.mkdir(parents=True, exist_ok=True)
+    print(f"matmul ceiling (1 thread, fp32, 4096x128 @ 128x512): {matmul_ceiling():.1f} GFLOP/s")
+    results = {}
+    for ref in [*a.ref, *([] if a.skip_current else [None])]:
+        label = ref or "working tree"
+        repo = checkout(base / (ref or "current"), ref)
+        startup = startup_seconds(repo)
+        print(
+            f"[{label}] start-up of a job's Python process: {startup:.2f} s; running the graph ..."
+        )
+        wall = run_graph(repo, a.cores, a.config)
+        results[label] = report(label, repo, wall, a.cores, startup)
+    if len(results) > 1:
+        cur = results.get("working tree")
+        for label, r in results.items():
+            if cur and label != "working tree":
+                print(
+                    f"\nworking tree / {label}: wall ratio {cur['wall'] / r['wall']:.2f} "
+                    f"({cur['wall']:.0f} s vs {r['wall']:.0f} s)"
+                )
+    if not a.keep:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
