@@ -254,6 +254,36 @@ def report_targets():
     return out
 
 
+# ------------------------------------------------------------------------------ replicates
+REP = config["replicates"]
+REP_DIR = f"{RESULTS}/replicates"
+REP_ROOT = f"{REP_DIR}/seed_{{rep}}"  # one replicate's results/ (a wildcard pattern)
+REP_SEEDS = list(
+    dict.fromkeys([int(config["seed"]), *REP["seeds"]])
+)  # the default graph's pi_ref first
+
+
+def rep_root(w):
+    return f"{REP_DIR}/seed_{w.rep}"
+
+
+def rep_tasks(root, run):
+    """A replicate's evaluation tables: pi_ref, and each run's final checkpoint only."""
+    last = 0 if run == "ref" else int(STEPS[-1])
+    return [t for t in ev_tasks.tasks(root, run, STEPS, config) if t.step == last]
+
+
+def rep_entries(root):
+    return temperature_entries(root, REP["variants"], SEEDS, STEPS, config)
+
+
+def rep_best(seed):
+    """The best-vs-best table of replicate `seed` (the default graph's for `seed` itself)."""
+    if int(seed) == int(config["seed"]):
+        return rules.report_temperature.output.best
+    return f"{REP_DIR}/seed_{seed}/report/data/best_vs_best.csv"
+
+
 def on_start():
     """When a run starts, before its first job (never in a dry run, never inside a cluster job):
     vLLM installed and the hub reachable for any executor; CUDA and bf16 only when the jobs run

@@ -8,37 +8,9 @@ puts every replicate (the default graph's pi_ref, `seed`, included) side by side
 (grpo_repro.report.temperature.replicate_table). The built organism only.
 """
 
-REP = config["replicates"]
-REP_DIR = f"{RESULTS}/replicates"
-REP_ROOT = f"{REP_DIR}/seed_{{rep}}"  # one replicate's results/ (a wildcard pattern)
-REP_SEEDS = list(
-    dict.fromkeys([int(config["seed"]), *REP["seeds"]])
-)  # the default graph's pi_ref first
-
 
 wildcard_constraints:
     rep=r"\d+",
-
-
-def rep_root(w):
-    return f"{REP_DIR}/seed_{w.rep}"
-
-
-def rep_tasks(root, run):
-    """A replicate's evaluation tables: pi_ref, and each run's final checkpoint only."""
-    last = 0 if run == "ref" else int(STEPS[-1])
-    return [t for t in ev_tasks.tasks(root, run, STEPS, config) if t.step == last]
-
-
-def rep_entries(root):
-    return temperature_entries(root, REP["variants"], SEEDS, STEPS, config)
-
-
-def rep_best(seed):
-    """The best-vs-best table of replicate `seed` (the default graph's for `seed` itself)."""
-    if int(seed) == int(config["seed"]):
-        return rules.report_temperature.output.best
-    return f"{REP_DIR}/seed_{seed}/report/data/best_vs_best.csv"
 
 
 use rule data_prepare as replicate_data with:

@@ -156,3 +156,28 @@ def test_tasks_evaluate_every_checkpoint_and_the_final_one_at_every_temperature(
     assert ev_tasks.task_splits(config) == ["test", "train", "val"]
     config["eval"]["temperatures"] = [1.0]  # only the evaluation temperature: no extra tables
     assert len(ev_tasks.tasks("r", "ref", [0, 40], config)) == 2
+
+
+def test_summary_section_names_what_it_compares_and_its_verdict():
+    from grpo_repro.report import markdown, summary
+
+    rates = {
+        ("ref", "val", 1.0): 0.4,
+        ("ref", "val", 0.0): 0.6,
+        ("ref", "test", 1.0): 0.4,
+        ("ref", "test", 0.0): 0.6,
+        ("grpo", "val", 1.0): 0.7,
+        ("grpo", "val", 0.0): 0.8,
+        ("grpo", "test", 1.0): 0.7,
+        ("grpo", "test", 0.0): lambda i: 0.9 if i % 2 else 0.7,
+    }
+    long = _long(rates)
+    curve = tp.temperature_curve(long, n_boot=200, seed=0)
+    best = tp.best_vs_best(long, curve, "test", n_boot=200, seed=0)
+    config = {"variants": ["grpo"], "eval": {"temperature": None, "splits": ["test"]}, "train": {"temperature": 1.0}}
+    s = summary.sharpening(best, curve, config)
+    md = "\n".join(markdown.sharpening_section(s))
+    assert "best temperature against best temperature" in md
+    assert "| all (40 prompts) | grpo (greedy) | greedy | 80.0% | 60.0% | 20.0% [" in md
+    assert s["sharpening_verdict"]["grpo"].startswith("grpo at its best temperature (greedy) beats")
+    assert summary.sharpening(None, None, config) == {}  # without eval.temperatures

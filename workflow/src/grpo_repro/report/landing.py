@@ -85,6 +85,15 @@ def landing_rst(s: dict) -> str:
     ]
     if train:
         lines += _table(train, "Trained-on prompts (the tracked pool), pooled over GRPO seeds")
+    if s.get("sharpening_verdict"):
+        lines += [
+            "**Against the sharpening baseline** (each policy at its best sampling temperature, "
+            "chosen on the validation split; the trivial way to raise success at T = 1 is to "
+            "lower pi_ref's temperature):",
+            "",
+            *[f"- {v}" for v in s["sharpening_verdict"].values()],
+            "",
+        ]
     lines += [
         f"**Theory.** {d['claims_passed']} / {d['claims_total']} claims checked pass; "
         f"{d['errata_passed']} / {d['errata_total']} errata of the paper's text confirmed.",
