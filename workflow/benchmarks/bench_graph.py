@@ -178,6 +178,9 @@ def report(label: str, repo: Path, wall: float, cores: int, startup: float) -> d
             )
     bound = jb["cpu"].sum() / cores
     print(f"lower bound (job CPU / {cores} cores): {bound:.0f} s; wall / bound {wall / bound:.2f}")
+    sft = jb[jb["job"].str.endswith("train_reference")]
+    if len(sft):
+        print(f"critical path: SFT {sft['wall'].sum():.0f} s wall ({sft['cpu'].sum():.0f} s CPU)")
     n = model_params(repo)
     if n:
         for k, v in flop_rates(repo, n, jb).items():
@@ -192,7 +195,17 @@ def main() -> None:
     ap.add_argument("--config", default="config/config.yaml")
     ap.add_argument("--keep", help="keep the runs' copies under this folder")
     ap.add_argument("--skip-current", action="store_true", help="run only the --ref commits")
+    ap.add_argument(
+        "--existing", help="report on a finished run in this repository copy (runs nothing)"
+    )
     a = ap.parse_args()
+    if a.existing:
+        repo = Path(a.existing)
+        print(
+            f"matmul ceiling (1 thread, fp32, 4096x128 @ 128x512): {matmul_ceiling():.1f} GFLOP/s"
+        )
+        report(str(repo), repo, float("nan"), a.cores, startup_seconds(repo))
+        return
     base = Path(a.keep or tempfile.mkdtemp(prefix="bench_graph_"))
     base.mkdir(parents=True, exist_ok=True)
     print(f"matmul ceiling (1 thread, fp32, 4096x128 @ 128x512): {matmul_ceiling():.1f} GFLOP/s")

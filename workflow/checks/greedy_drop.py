@@ -60,6 +60,23 @@ def logprob_gap(model, tok, prompt: str, prefix: str, own: int, other: int) -> f
     return float(logp[own] - logp[other])
 
 
+@torch.no_grad()
+def result_logps(model, tok, rec) -> list[tuple[int, float, bool]]:
+    """(result value, log-prob of the right result token, whether it is the argmax) of every
+    equation of the gold solution, teacher-forced (prompt + the gold lines before it)."""
+    ids = tok(rec["prompt"] + rec["answer"], add_special_tokens=False)["input_ids"]
+    logp = torch.log_softmax(model(torch.tensor([ids])).logits[0].float(), -1)
+    eq = tok.convert_tokens_to_ids("=")
+    out = []
+    for j in range(1, len(ids)):
+        if ids[j - 1] == eq:
+            value = tok.decode([ids[j]]).strip()
+            if value.isdigit():
+                row = logp[j - 1]
+                out.append((int(value), float(row[ids[j]]), int(row.argmax()) == ids[j]))
+    return out
+
+
 def kind(tok, own: int | None, other: int | None) -> str:
     a, b = (tok.decode([t]).strip() if t is not None else "" for t in (own, other))
     if a.isdigit() and b.isdigit():
@@ -91,6 +108,25 @@ def main() -> None:
             f"{ok_pol[m].mean():.3f}; pi_ref right & policy wrong {int((ok_ref & ~ok_pol & m).sum())}, "
             f"pi_ref wrong & policy right {int((~ok_ref & ok_pol & m).sum())}"
         )
+    # interference: results a misread tripling writes (2v with 3v <= max value) against the others
+    misread = {2 * v for v in range(1, 34)}
+    rows = []
+    for i in np.flatnonzero(~mis):
+        for (v, lr, ar), (_, lp, ap) in zip(
+            result_logps(ref, tok, recs[i]), result_logps(pol, tok, recs[i])
+        ):
+            rows.append((v in misread, lp - lr, ar and not ap))
+    rows = np.array(rows, float)
+    for flag, name in (
+        (1.0, "a misread tripling's value (2v, 3v <= 99)"),
+        (0.0, "any other value"),
+    ):
+        r = rows[rows[:, 0] == flag]
+        print(
+            f"other problems, right results that are {name}: {len(r)} equations, mean change of "
+            f"their log-prob {r[:, 1].mean():+.3f} nats, argmax lost {int(r[:, 2].sum())} "
+            f"({r[:, 2].mean():.3f})"
+        )
     lost = np.flatnonzero(ok_ref & ~ok_pol & ~mis)
     if not len(lost):
         return
@@ -108,18 +144,26 @@ def main() -> None:
         f"(share < 0.5 nats: {(gp < 0.5).mean():.2f}); pi_ref's margin the other way: median "
         f"{np.median(gr):.2f} nats (share < 0.5: {(gr < 0.5).mean():.2f})"
     )
-    s = HFSampler(pol, tok, batch_prompts=64)
-    out = s.sample(
-        [prompts[i] for i in lost],
-        a.samples,
-        SamplingParams(1.0, max_new_tokens=a.max_new_tokens),
-        list(range(len(lost))),
-    )
-    p1 = [
-        np.mean([reward.is_correct(t, recs[i]["gold"], "strict") for t in out.texts[j]])
-        for j, i in enumerate(lost)
-    ]
-    print(f"  policy's success at T=1 on them: mean {np.mean(p1):.3f}, median {np.median(p1):.3f}")
+    for name, model in (("policy", pol), ("pi_ref", ref)):
+        out = HFSampler(model, tok, batch_prompts=64).sample(
+            [prompts[i] for i in lost],
+            a.samples,
+            SamplingParams(1.0, max_new_tokens=a.max_new_tokens),
+            list(range(len(lost))),
+        )
+        p1 = [
+            np.mean([reward.is_correct(t, recs[i]["gold"], "strict") for t in out.texts[j]])
+            for j, i in enumerate(lost)
+        ]
+        print(
+            f"  {name}'s success at T=1 on them: mean {np.mean(p1):.3f}, median {np.median(p1):.3f}"
+        )
+    flips = collections.Counter()
+    for i in lost:
+        prefix, own, other = first_split(tok, g_pol[i], g_ref[i])
+        line = prefix.split("\n")[-1].strip()
+        flips[f"{line} {tok.decode([own]).strip()} (pi_ref: {tok.decode([other]).strip()})"] += 1
+    print(f"  the equations whose result flipped: {dict(flips)}")
     for i in lost[:3]:
         print(f"  example {recs[i]['prompt_id']}: pi_ref {g_ref[i]!r} | policy {g_pol[i]!r}")
 
