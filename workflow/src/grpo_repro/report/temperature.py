@@ -152,18 +152,17 @@ def best_vs_best(
                 "mean_ref": float(h.groupby("prompt_id")["p_ref"].first().mean()),
             }
             m, lo, hi = _pooled_ci(h, "diff", n_boot, s)
-            rows.append(
-                {
-                    **base,
-                    "seed": ALL,
-                    "mean_variant": float(h["p_hat"].mean()),
-                    "mean_diff": m,
-                    "low": lo,
-                    "high": hi,
-                    "n_seeds": h["seed"].nunique(),
-                    "n_seeds_above": int((h.groupby("seed")["diff"].mean() > 0).sum()),
-                }
-            )
+            pooled = {
+                **base,
+                "seed": ALL,
+                "mean_variant": float(h["p_hat"].mean()),
+                "mean_diff": m,
+                "low": lo,
+                "high": hi,
+                "n_seeds": h["seed"].nunique(),
+                "n_seeds_above": 0,  # seeds whose own paired interval lies above 0 (below)
+            }
+            rows.append(pooled)
             for sd, q in h.groupby("seed", sort=True):
                 ci = stats.paired_diff_ci(
                     q["p_hat"].to_numpy(),
@@ -184,6 +183,7 @@ def best_vs_best(
                         "n_seeds_above": int(ci["low"] > 0),
                     }
                 )
+                pooled["n_seeds_above"] += int(ci["low"] > 0)
     return pd.DataFrame(rows)
 
 
@@ -261,7 +261,7 @@ def verdict(row: dict, t_main: float) -> str:
             "beats",
             (
                 f"the gain is more than sharpening: no temperature of pi_ref reaches it "
-                f"({row['n_seeds_above']} of {row['n_seeds']} GRPO seeds above pi_ref's best)."
+                f"({row['n_seeds_above']} of {row['n_seeds']} GRPO seeds with their own paired interval above pi_ref's best)."
             ),
         )
     elif row["high"] < 0:
