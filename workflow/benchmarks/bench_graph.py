@@ -167,10 +167,12 @@ def report(label: str, repo: Path, wall: float, cores: int, startup: float) -> d
     print(
         f"{'stage':12s} {'jobs':>4s} {'wall s':>8s} {'cpu s':>8s} {'cpu/wall':>8s} {'start-up':>8s}"
     )
+    print("start-up: jobs x one process importing torch, transformers, trl, grpo_repro / wall")
     print(f"CPU from the jobs' own logs for {(jb['source'] == 'job log').sum()} of {len(jb)} jobs")
     for stage, g in jb.groupby("stage", sort=False):
         w, c = g["wall"].sum(), g["cpu"].sum()
-        print(f"{stage:12s} {len(g):4d} {w:8.1f} {c:8.1f} {c / w:8.2f} {len(g) * startup / w:8.1%}")
+        share = f"{len(g) * startup / w:8.1%}" if stage in ("train", "evaluate") else "     n/a"
+        print(f"{stage:12s} {len(g):4d} {w:8.1f} {c:8.1f} {c / w:8.2f} {share}")
     for name, sub in (("train_grpo", jb[jb["job"].str.contains("train_grpo")]),):
         if len(sub):
             print(
