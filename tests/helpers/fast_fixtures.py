@@ -60,7 +60,7 @@ def build(
     reward=micro_reward,
 ):
     """A trainer configured as grpo_repro.train.grpo.train configures it, without checkpoints.
-    fast=None: the project's trainer (make_trainer_class); a dict: make_fast_trainer_class(**fast)."""
+    fast=None: the project's trainer (PaperGRPOTrainer); a dict: FastGRPOTrainer(fast_options=fast)."""
     from grpo_repro.models import load_policy
     from grpo_repro.train.grpo import build_trainer
 
