@@ -2,9 +2,9 @@
 are TRL 1.16's (Sec. 2 objective as its fused LM head computes it) beyond the shipped Qwen2 float32
 setting:
 
-* under bf16 autocast (CPU), the LM head's projection in the autocast dtype upcast to float32 (TRL's
-  default) or in float32 (GRPOConfig.cast_lm_head_to_fp32), each equal to TRL's kernel and each
-  distinguishable from the other;
+* under bf16 autocast (CPU) the LM head is TRL's kernel: log-probs and gradients equal, projection
+  in bf16 (TRL's default) or in float32 (GRPOConfig.cast_lm_head_to_fp32), gradient products in
+  float32 (autograd through the bf16 linear, the fast path before, rounds them);
 * a config's logit scale and final-logit softcapping are applied as TRL applies them;
 * with an entropy bonus (GRPOConfig.entropy_coef) the entropy carries a gradient: the loss and its
   gradients equal TRL's;
@@ -30,49 +30,66 @@ def micro_ref(tmp_path_factory):
 
 def _head_case(seed=0, n=48, h=32, v=40):
     g = torch.Generator().manual_seed(seed)
-    hidden = torch.randn(n, h, generator=g)
+    hidden = torch.randn(n, h, generator=g).requires_grad_()
     head = torch.nn.Linear(h, v, bias=False)
     with torch.no_grad():
         head.weight.copy_(torch.randn(v, h, generator=g) * 2)
     return hidden, head, torch.randint(0, v, (n,), generator=g)
 
 
-def _ours(hidden, head, targets, fp32_head, temperature=0.7):
-    from grpo_repro.train.shared_logps import _project, transform_logits
-
-    z = transform_logits(_project(head, hidden, fp32_head), temperature)
-    return torch.log_softmax(z, -1).gather(-1, targets[:, None])[:, 0]
+def _grads(fn, hidden, head, w):
+    """(log-probs, d/d hidden, d/d weight) of sum(w * fn(hidden, head))."""
+    hidden.grad = head.weight.grad = None
+    lp = fn(hidden, head)
+    (lp * w).sum().backward()
+    return lp.detach(), hidden.grad.clone(), head.weight.grad.clone()
 
 
 def _trl(hidden, head, targets, fp32_head, temperature=0.7):
     """TRL's kernel as its fused forward calls it (trl/trainer/utils.py add_fused_lm_head)."""
     from trl.kernels import ChunkedLogProbFunction
 
+    args = (targets, temperature, 32768, None, 1.0, OUTPUTS)
     if fp32_head:
         with torch.autocast("cpu", enabled=False):
-            out = ChunkedLogProbFunction.apply(
-                hidden.float(), head.weight, None, targets, temperature, 32768, None, 1.0, OUTPUTS
-            )
-    else:
-        out = ChunkedLogProbFunction.apply(
-            hidden, head.weight, None, targets, temperature, 32768, None, 1.0, OUTPUTS
-        )
-    return out[0]
+            return ChunkedLogProbFunction.apply(hidden.float(), head.weight, None, *args)[0]
+    return ChunkedLogProbFunction.apply(hidden, head.weight, None, *args)[0]
+
+
+def _bf16_autograd(hidden, head, targets, temperature=0.7):
+    """Autograd through the bf16 linear (the fast path before): the backward's products round to bf16."""
+    z = head(hidden).float() / temperature
+    return torch.log_softmax(z, -1).gather(-1, targets[:, None])[:, 0]
 
 
 def test_lm_head_under_bf16_autocast_is_trls():
-    """bf16 autocast on CPU: the projection rounded to bf16 then upcast (TRL's default) and the
-    float32 projection (cast_lm_head_to_fp32) each equal TRL's kernel to float32 round-off, and differ
-    from each other by bf16 rounding (so the test tells the two apart)."""
+    """bf16 autocast on CPU: score_tokens' log-probs and gradients (hidden and weight) equal TRL's
+    kernel, with the projection in bf16 (TRL's default) and in float32 (cast_lm_head_to_fp32); the
+    two settings differ, and autograd through the bf16 linear gets other gradients (bf16-rounded
+    products, which TRL avoids: chunked_logprob.py `_addmm_fp32`)."""
+    from grpo_repro.train.shared_logps import score_tokens
+
     hidden, head, targets = _head_case()
+    w = torch.randn(targets.shape, generator=torch.Generator().manual_seed(1))
+    res = {}
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        res = {f: (_ours(hidden, head, targets, f), _trl(hidden, head, targets, f)) for f in (0, 1)}
-    for ours, trl in res.values():
-        assert ours.dtype == torch.float32
-        assert torch.allclose(ours, trl, atol=1e-5)
-    assert (res[0][0] - res[1][0]).abs().max() > 1e-3  # bf16 logits: a different result
-    plain = _ours(hidden, head, targets, False)  # no autocast: float32 either way
-    assert torch.allclose(plain, res[1][0], atol=1e-5)
+        for f in (False, True):
+            ours = _grads(
+                lambda x, m: score_tokens(m, x, targets, 0.7, fp32_head=f)[0], hidden, head, w
+            )
+            trl = _grads(lambda x, m: _trl(x, m, targets, f), hidden, head, w)
+            for a, b in zip(ours, trl):
+                assert a.dtype == torch.float32 and torch.allclose(a, b, atol=1e-6, rtol=1e-5)
+            res[f] = ours
+        rounded = _grads(lambda x, m: _bf16_autograd(x, m, targets), hidden, head, w)
+    assert (res[False][0] - res[True][0]).abs().max() > 1e-3  # bf16 logits: another result
+    assert torch.allclose(rounded[0], res[False][0], atol=1e-5)  # the same forward ...
+    assert (rounded[2] - res[False][2]).abs().max() > 1e-3 * res[False][
+        2
+    ].abs().max()  # ... not backward
+    plain = _grads(lambda x, m: score_tokens(m, x, targets, 0.7)[0], hidden, head, w)
+    for a, b in zip(plain, res[True]):  # no autocast: float32, the log_softmax path
+        assert torch.allclose(a, b, atol=1e-5)
 
 
 def test_shared_prefix_logps_under_bf16_autocast_match_trl():

@@ -12,12 +12,13 @@ only. Position ids are TRL's (arange over the padded row: TRL calls the model wi
 position_ids). Autograd sums the gradients of the G uses of a prompt. Mathematically the same;
 float rounding differs (~1e-6 on log-probs; tests/unit/train/test_fast.py).
 
-The scored logits follow TRL's fused LM head (trl/trainer/utils.py `add_fused_lm_head`, kernel
-trl/kernels/chunked_logprob.py): under autocast the projection runs in the autocast dtype and is
-upcast to float32 before anything else (GRPOConfig.cast_lm_head_to_fp32 = True: projected in float32
-outside autocast); then the config's logit scale, final-logit softcapping and the temperature, in
-that order (`logit_transform`, `transform_logits`). The entropy carries a gradient when the trainer's
-entropy bonus (GRPOConfig.entropy_coef, use_adaptive_entropy) is on, as TRL's kernel's does.
+The scored logits are TRL's fused LM head's (trl/trainer/utils.py `add_fused_lm_head`;
+`score_tokens`): under autocast (train.bf16) or with GRPOConfig.cast_lm_head_to_fp32 the head IS
+TRL's kernel (projection in the autocast dtype, or float32, upcast; float32 accumulation of the
+gradient products); in float32 a log_softmax, equal to round-off. Both apply the config's logit
+scale, final-logit softcapping and the temperature, in that order (`logit_transform`). The entropy
+carries a gradient when the trainer's entropy bonus (GRPOConfig.entropy_coef, use_adaptive_entropy)
+is on, as TRL's does.
 Architectures other than CHECKED_MODEL_TYPES are not computed here (`refusal`): the trainer falls
 back to TRL's path and logs why.
 """
@@ -232,15 +233,16 @@ def shared_prefix_logps(
         valid = cmask[:, :c_used].bool()
         targets = input_ids[:, p : p + c_used][valid]
         # the LM head on the completion positions only (TRL scores every position on CPU)
-        logits = _project(lm_head, hidden[valid], fp32_head)
-        scale, softcap = logit_transform(model.config)
-        logits = transform_logits(logits, temperature, scale, softcap)
-        logp_all = torch.log_softmax(logits, dim=-1)
-        lp = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-        ent = None
-        if compute_entropy:  # a metric, or (entropy bonus) a term of the loss
-            with contextlib.nullcontext() if entropy_grad else torch.no_grad():
-                ent = -(logp_all.exp() * logp_all).sum(-1)
+        lp, ent = score_tokens(
+            lm_head,
+            hidden[valid],
+            targets,
+            temperature,
+            logit_transform(model.config),
+            compute_entropy,
+            entropy_grad,
+            fp32_head,
+        )
     full_valid = torch.zeros((b, c), dtype=torch.bool, device=dev)
     full_valid[:, :c_used] = valid
     out_logps = out_logps.to(lp.dtype).masked_scatter(full_valid, lp)
@@ -249,13 +251,48 @@ def shared_prefix_logps(
     return out_logps, out_ent
 
 
-def _project(lm_head, hidden, fp32_head: bool):
-    """Float32 logits of `hidden` (N, H): under autocast the projection runs in the autocast dtype
-    and is upcast after (TRL's default); fp32_head: in float32 with autocast off."""
+def score_tokens(
+    lm_head,
+    hidden,
+    targets,
+    temperature=1.0,
+    transform=(1.0, None),
+    compute_entropy=False,
+    entropy_grad=False,
+    fp32_head=False,
+):
+    """(log-prob of each target, entropy or None) of the next-token distributions of `hidden` (N, H)
+    as TRL's fused LM head computes them. Under autocast, or with fp32_head, this IS TRL's kernel
+    (trl.kernels.ChunkedLogProbFunction, called as add_fused_lm_head calls it): logits projected in
+    the autocast dtype (float32 with fp32_head, autocast off) and upcast, gradient products
+    accumulated in float32 (bf16-rounded products bias training, chunked_logprob.py `_addmm_fp32`;
+    autograd through a bf16 linear would round them). In float32 without autocast: log_softmax of
+    the transformed logits (the same to round-off). transform: (logit_scale, softcap)."""
+    import contextlib
+
     import torch
 
-    if not fp32_head:
-        return lm_head(hidden).float()
-    bias = None if lm_head.bias is None else lm_head.bias.float()
-    with torch.autocast(hidden.device.type, enabled=False):
-        return torch.nn.functional.linear(hidden.float(), lm_head.weight.float(), bias)
+    scale, softcap = transform
+    if fp32_head or torch.is_autocast_enabled(hidden.device.type):
+        from trl.kernels import ChunkedLogProbFunction
+        from trl.trainer.utils import _CHUNKED_LOGPROB_CHUNK_SIZE
+
+        bias = lm_head.bias
+        outputs = ("log_probs", "entropy") if compute_entropy else ("log_probs",)
+        args = (targets, temperature, _CHUNKED_LOGPROB_CHUNK_SIZE, softcap, scale, outputs)
+        if fp32_head:
+            with torch.autocast(hidden.device.type, enabled=False):
+                lp, ent = ChunkedLogProbFunction.apply(hidden.float(), lm_head.weight, bias, *args)[
+                    :2
+                ]
+        else:
+            lp, ent = ChunkedLogProbFunction.apply(hidden, lm_head.weight, bias, *args)[:2]
+        return lp, (ent if ent is None or entropy_grad else ent.detach())
+    logits = transform_logits(lm_head(hidden).float(), temperature, scale, softcap)
+    logp_all = torch.log_softmax(logits, dim=-1)
+    lp = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    ent = None
+    if compute_entropy:  # a metric, or (entropy bonus) a term of the loss
+        with contextlib.nullcontext() if entropy_grad else torch.no_grad():
+            ent = -(logp_all.exp() * logp_all).sum(-1)
+    return lp, ent
