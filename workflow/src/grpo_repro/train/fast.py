@@ -32,9 +32,10 @@ is named; tests/unit/train/test_fast.py pins what is relied on.
 
 2. logps="shared_prefix" -- hook `_get_per_token_logps_and_entropies` (l.1419-1508): the same
    tensors, each distinct prompt computed once (grpo_repro.train.shared_logps). Used for the policy
-   (with grad) and the reference (no grad). The scored logits are TRL's fused head's: projection in
-   the autocast dtype upcast to float32 (float32 with cast_lm_head_to_fp32), the config's logit
-   scale and final-logit softcapping, the entropy with gradient under an entropy bonus
+   (with grad) and the reference (no grad). The scored logits are TRL's fused head's: under
+   autocast (train.bf16) or cast_lm_head_to_fp32 TRL's own kernel scores them (float32 gradient
+   products), with the config's logit scale and final-logit softcapping; the entropy carries a
+   gradient under an entropy bonus
    (tests/unit/train/test_fast_logits.py). Falls back to TRL's method for multimodal inputs, MoE
    aux loss, a wrapped (DDP) model, or an architecture the path is not checked on
    (shared_logps.CHECKED_MODEL_TYPES; the reason is logged, naming train.fast_step).
