@@ -58,9 +58,11 @@ def build(
     callbacks=(),
     seed=0,
     reward=micro_reward,
+    **overrides,
 ):
     """A trainer configured as grpo_repro.train.grpo.train configures it, without checkpoints.
-    fast=None: the project's trainer (make_trainer_class); a dict: make_fast_trainer_class(**fast)."""
+    fast=None: the project's trainer (PaperGRPOTrainer); a dict: FastGRPOTrainer(fast_options=fast).
+    overrides: GRPOConfig fields."""
     from grpo_repro.models import load_policy
     from grpo_repro.train.grpo import build_trainer
 
@@ -79,6 +81,7 @@ def build(
         fast=fast,
         disable_tqdm=True,
         save_strategy="no",
+        **overrides,
     )
     return trainer
 

@@ -142,7 +142,7 @@ def resolve_inputs(ref: str | None, prompts: str | None, sft_steps: int = 300):
 def build_trainer(config, records, ref, variant="grpo", steps=20, fast=None, seed=0):
     """A GRPO trainer configured as grpo_repro.train.grpo.train configures it (same GRPOConfig,
     reward, paper advantage), without checkpoints. fast: None = the project's trainer with TRL's
-    generation and log-probs; a dict = make_fast_trainer_class(**fast)."""
+    generation and log-probs; a dict = FastGRPOTrainer with fast_options=fast."""
     import tempfile
 
     from transformers import PrinterCallback

@@ -9,9 +9,8 @@ import torch
 from grpo_repro import config as cfg
 from grpo_repro.train.args import grpo_args, per_device_batch
 from grpo_repro.train.checkpoints import complete_trl_checkpoint
-from grpo_repro.train.grpo import paper_advantage
 from grpo_repro.train.schedule import checkpoint_steps, total_steps
-from grpo_repro.train.variants import trl_settings
+from grpo_repro.train.variants import paper_advantage, trl_settings
 from tests.helpers import ROOT
 
 MAPPING = [  # variant, advantage -> scale_rewards, sync_ref_model, paper rescale

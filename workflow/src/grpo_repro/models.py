@@ -1,8 +1,16 @@
 """Loading policies (pi_ref, checkpoints) for training and evaluation, offline-first.
 
-An organism model directory carries `organism.json`; its word-level tokenizer is loaded as
-PreTrainedTokenizerFast (AutoTokenizer would silently build a byte-level Qwen2 tokenizer).
-Hub ids are used only when the hub is reachable; trust_remote_code stays off.
+Saved directories (pi_ref, every GRPO checkpoint: `save_policy`) load with plain transformers:
+AutoModelForCausalLM, and the tokenizer class their tokenizer_config.json declares
+(`tokenizer_class`, `padding_side: left` as the pipeline pads):
+- byte-level BPE organism (config/smoke.yaml) and hub Qwen2 models: Qwen2Tokenizer, which is what
+  AutoTokenizer builds for model_type qwen2;
+- word-level organism: PreTrainedTokenizerFast. transformers 5.x's AutoTokenizer cannot load it: for
+  model_type qwen2 it always builds Qwen2Tokenizer (qwen2 is in its
+  MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS, whatever tokenizer_class says), a byte-level BPE that
+  tokenizes this vocabulary wrongly without an error. `load_tokenizer` reads the declared class.
+tests/unit/test_checkpoint_loading.py loads both kinds the standard way. Hub ids are used only when
+the hub is reachable; trust_remote_code stays off.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from pathlib import Path
 
 ORGANISM_MARKER = "organism.json"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+GENERIC_TOKENIZER = "PreTrainedTokenizerFast"
 SKIP_WEIGHTS = {"training_args.bin", "optimizer.pt", "scheduler.pt", "rng_state.pth", "scaler.pt"}
 
 
@@ -51,12 +60,18 @@ def check_model_source(name_or_path: str) -> None:
             )
 
 
+def declared_tokenizer_class(path: str | Path) -> str | None:
+    """tokenizer_class of a local directory's tokenizer_config.json (None: none or not local)."""
+    cfg = Path(path) / "tokenizer_config.json"
+    return json.loads(cfg.read_text()).get("tokenizer_class") if cfg.is_file() else None
+
+
 def load_tokenizer(name_or_path: str | Path):
     path = Path(name_or_path)
-    if (path / ORGANISM_MARKER).exists():
+    if (path / ORGANISM_MARKER).exists() or declared_tokenizer_class(path) == GENERIC_TOKENIZER:
         from grpo_repro.data.tokenizer import load_tokenizer as load_word_level
 
-        return load_word_level(path)
+        return load_word_level(path)  # the file as saved (PreTrainedTokenizerFast)
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(name_or_path), trust_remote_code=False)
@@ -113,7 +128,26 @@ def save_policy(model, tokenizer, dest: Path, marker: dict | None = None) -> Non
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
+    standardize_tokenizer_config(tmp, tokenizer)
     if marker is not None:
         (tmp / "organism.json").write_text(json.dumps(marker))
     shutil.rmtree(dest, ignore_errors=True)
     os.replace(tmp, dest)
+
+
+def standardize_tokenizer_config(model_dir: Path, tokenizer) -> None:
+    """Declare, in model_dir/tokenizer_config.json, the class that reproduces `tokenizer` from its
+    tokenizer.json (Qwen2Tokenizer for a byte-level BPE with Qwen2's pre-tokenizer, the organism's
+    BPE; PreTrainedTokenizerFast for anything else, the word-level organism) and the pipeline's
+    left padding, so that outside tools need no project code (module docstring)."""
+    from grpo_repro.data.bpe import QWEN2_PATTERN
+
+    path = Path(model_dir) / "tokenizer_config.json"
+    cfg = json.loads(path.read_text())
+    backend = json.loads(tokenizer.backend_tokenizer.to_str())
+    pre = backend.get("pre_tokenizer") or {}
+    splits = [p.get("pattern", {}).get("Regex") for p in pre.get("pretokenizers", [])]
+    qwen2_bpe = backend["model"]["type"] == "BPE" and QWEN2_PATTERN in splits
+    cfg["tokenizer_class"] = "Qwen2Tokenizer" if qwen2_bpe else GENERIC_TOKENIZER
+    cfg["padding_side"] = "left"
+    path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")

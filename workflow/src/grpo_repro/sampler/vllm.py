@@ -1,4 +1,6 @@
-"""VLLMSampler: the HFSampler interface on vLLM (GPU), import-guarded (eval.backend: vllm)."""
+"""VLLMSampler: the HFSampler interface on vLLM (GPU), import-guarded (eval.backend: vllm).
+Tested on CPU against a stand-in engine with vLLM's interface (tests/helpers/vllm_standin.py,
+tests/unit/sampler/test_vllm_sampler.py); the real engine only on a GPU."""
 
 from __future__ import annotations
 
@@ -64,7 +66,12 @@ class VLLMSampler:
         ]
         results = self.llm.generate(requests, sp, use_tqdm=False)
         texts, lengths, finished = [], [], []
-        for res in results:
+        for i, res in enumerate(results):  # vLLM returns the requests' results in their order
+            if list(res.prompt_token_ids) != ids[i] or len(res.outputs) != n:
+                raise RuntimeError(
+                    f"vLLM result {i} is not prompt {i}'s ({n} completions of {prompts[i]!r}): "
+                    "the engine did not return its results in request order"
+                )
             outs = res.outputs
             toks = [
                 list(o.token_ids) for o in outs

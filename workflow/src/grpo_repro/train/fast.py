@@ -1,8 +1,9 @@
 """The fast GRPO training step (config key train.fast_step): the same loss and the same sampling
 distribution as TRL 1.16, about 3x faster per optimizer step on CPU (workflow/benchmarks/bench_train.py).
 
-`make_fast_trainer_class(...)` returns a subclass of the project's PaperGRPOTrainer (itself a TRL
-GRPOTrainer subclass); grpo_repro.train.grpo.train uses it when train.fast_step is true. Line
+FastGRPOTrainer subclasses the project's PaperGRPOTrainer (grpo_repro.train.trainer, itself a TRL
+GRPOTrainer subclass; importing this module imports TRL); grpo_repro.train.grpo.build_trainer uses it
+when train.fast_step is true. Line
 numbers below refer to the installed trl/trainer/grpo_trainer.py (TRL 1.16.0) unless another file
 is named; tests/unit/train/test_fast.py pins what is relied on.
 
@@ -31,8 +32,13 @@ is named; tests/unit/train/test_fast.py pins what is relied on.
 
 2. logps="shared_prefix" -- hook `_get_per_token_logps_and_entropies` (l.1419-1508): the same
    tensors, each distinct prompt computed once (grpo_repro.train.shared_logps). Used for the policy
-   (with grad) and the reference (no grad). Falls back to TRL's method for multimodal inputs, MoE
-   aux loss, or a wrapped (DDP) model.
+   (with grad) and the reference (no grad). The scored logits are TRL's fused head's: under
+   autocast (train.bf16) or cast_lm_head_to_fp32 TRL's own kernel scores them (float32 gradient
+   products), with the config's logit scale and final-logit softcapping; the entropy carries a
+   gradient under an entropy bonus
+   (tests/unit/train/test_fast_logits.py). Falls back to TRL's method for multimodal inputs, MoE
+   aux loss, a wrapped (DDP) model, or an architecture the path is not checked on
+   (shared_logps.CHECKED_MODEL_TYPES; the reason is logged, naming train.fast_step).
 
 3. defer_old_logps=True -- with num_iterations > 1 TRL computes old-policy log-probs by an extra
    no-grad forward at generation time (condition l.2643, forward l.2646-2655). When
@@ -50,12 +56,19 @@ is named; tests/unit/train/test_fast.py pins what is relied on.
 
 from __future__ import annotations
 
-from typing import ClassVar
+import logging
+
+import torch
 
 from grpo_repro.sampler.hf import HFSampler
 from grpo_repro.sampler.params import SampleOutput, SamplingParams
 from grpo_repro.seeds import derive_seed
-from grpo_repro.train.shared_logps import shared_prefix_logps
+from grpo_repro.train.shared_logps import refusal, shared_prefix_logps
+from grpo_repro.train.trainer import PaperGRPOTrainer
+
+__all__ = ["FastGRPOTrainer", "PaperGRPOTrainer", "TokenSampler", "group_rows"]
+logger = logging.getLogger(__name__)
+FAST_DEFAULTS = {"rollouts": "sampler", "logps": "shared_prefix", "defer_old_logps": True}
 
 
 class TokenSampler(HFSampler):
@@ -96,207 +109,218 @@ def group_rows(prompt_ids):
     return [tuple(r) for r in runs]
 
 
-def make_fast_trainer_class(
-    rollouts: str = "sampler", logps: str = "shared_prefix", defer_old_logps: bool = True
-):
-    """rollouts: "sampler" | "trl"; logps: "shared_prefix" | "trl"; defer_old_logps: bool (the
-    benchmark switches each part off to measure it alone)."""
-    import torch
+class FastGRPOTrainer(PaperGRPOTrainer):
+    """PaperGRPOTrainer with the fast step. fast_options: {"rollouts": "sampler" | "trl",
+    "logps": "shared_prefix" | "trl", "defer_old_logps": bool} (defaults: all fast; the benchmark
+    switches each part off to measure it alone); the other arguments are GRPOTrainer's."""
 
-    from grpo_repro.train.grpo import make_trainer_class
-
-    class FastGRPOTrainer(make_trainer_class()):
-        fast_options: ClassVar[dict] = {
-            "rollouts": rollouts,
-            "logps": logps,
-            "defer_old_logps": defer_old_logps,
-        }
-
-        # ------------------------------------------------------------------ rollouts
-        def _sampler_usable(self, images, multimodal_fields, has_tool_images):
-            a = self.args
-            return (
-                rollouts == "sampler"
-                and not self.use_vllm
-                and not self.use_transformers_continuous_batching
-                and images is None
-                and not multimodal_fields
-                and not has_tool_images
-                and not self.tools
-                and self.min_p is None
-                and self.repetition_penalty == 1.0
-                and a.generation_kwargs is None
-                and self.temperature > 0
+    def __init__(self, *args, fast_options: dict | None = None, **kwargs):
+        unknown = set(fast_options or {}) - set(FAST_DEFAULTS)
+        if unknown:
+            raise ValueError(
+                f"unknown fast_options {sorted(unknown)}; expected {sorted(FAST_DEFAULTS)}"
             )
+        self.fast_options = {**FAST_DEFAULTS, **(fast_options or {})}
+        super().__init__(*args, **kwargs)
 
-        def _rollout_sampler(self):
-            if getattr(self, "_fast_sampler", None) is None:
-                tok = self._tokenizer
-                side = tok.padding_side
-                model = self.accelerator.unwrap_model(self.model)
-                self._fast_sampler = TokenSampler(model, tok, batch_prompts=1 << 30)
-                tok.padding_side = side  # HFSampler sets "left"; TRL pads its own tensors
-                self._fast_sampler.eos_ids = list(
-                    self.eos_token_ids
-                )  # exactly TRL's EOS set (l.409-416)
-                self._fast_sampler.pad_id = tok.pad_token_id
-            return self._fast_sampler
+    # ------------------------------------------------------------------ rollouts
+    def _sampler_usable(self, images, multimodal_fields, has_tool_images):
+        a = self.args
+        return (
+            self.fast_options["rollouts"] == "sampler"
+            and not self.use_vllm
+            and not self.use_transformers_continuous_batching
+            and images is None
+            and not multimodal_fields
+            and not has_tool_images
+            and not self.tools
+            and self.min_p is None
+            and self.repetition_penalty == 1.0
+            and a.generation_kwargs is None
+            and self.temperature > 0
+        )
 
-        def rollout_seed(self, mode, generation_in_step, group):
-            """Seed of prompt group `group` (its index in the global generation batch, whole groups
-            per process: the same prompt gets the same samples with 1 or N processes)."""
-            return derive_seed(
-                int(self.args.seed),
-                "grpo-rollout",
-                mode,
-                int(self.state.global_step),
-                int(generation_in_step),
-                int(group),
+    def _rollout_sampler(self):
+        if getattr(self, "_fast_sampler", None) is None:
+            tok = self._tokenizer
+            side = tok.padding_side
+            model = self.accelerator.unwrap_model(self.model)
+            self._fast_sampler = TokenSampler(model, tok, batch_prompts=1 << 30)
+            tok.padding_side = side  # HFSampler sets "left"; TRL pads its own tensors
+            self._fast_sampler.eos_ids = list(
+                self.eos_token_ids
+            )  # exactly TRL's EOS set (l.409-416)
+            self._fast_sampler.pad_id = tok.pad_token_id
+        return self._fast_sampler
+
+    def rollout_seed(self, mode, generation_in_step, group):
+        """Seed of prompt group `group` (its index in the global generation batch, whole groups
+        per process: the same prompt gets the same samples with 1 or N processes)."""
+        return derive_seed(
+            int(self.args.seed),
+            "grpo-rollout",
+            mode,
+            int(self.state.global_step),
+            int(generation_in_step),
+            int(group),
+        )
+
+    def _generate_single_turn(
+        self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False
+    ):
+        if not self._sampler_usable(images, multimodal_fields, has_tool_images):
+            return super()._generate_single_turn(
+                prompt_ids, images, multimodal_fields, num_generations, has_tool_images
             )
+        mode = "train" if self.model.training else "eval"
+        key = (mode, int(self.state.global_step))
+        prev_key, prev_k = getattr(self, "_gen_counter", None) or (None, -1)
+        k = prev_k + 1 if prev_key == key else 0  # k-th generation at this optimizer step
+        self._gen_counter = (key, k)
+        runs = group_rows([list(x) for x in prompt_ids])
+        params = SamplingParams(
+            temperature=float(self.temperature),
+            top_p=float(self.top_p or 1.0),
+            top_k=int(self.top_k or 0),
+            max_new_tokens=int(self.max_completion_length),
+        )
+        sampler = self._rollout_sampler()
+        completion_ids: list = [None] * len(prompt_ids)
+        by_count: dict[int, list[int]] = {}
+        for g, (_start, count) in enumerate(runs):
+            by_count.setdefault(count, []).append(g)
+        was_training = sampler.model.training
+        for count, groups in by_count.items():
+            offset = int(self.accelerator.process_index) * len(runs)  # global group index
+            seeds = [self.rollout_seed(mode, k, offset + g) for g in groups]
+            out = sampler.sample(
+                [list(prompt_ids[runs[g][0]]) for g in groups], count, params, seeds
+            )
+            for j, g in enumerate(groups):
+                start = runs[g][0]
+                for s in range(count):
+                    completion_ids[start + s] = out.tokens[j, s, : out.lengths[j, s]].tolist()
+        sampler.model.train(was_training)
+        return completion_ids, None
 
-        def _generate_single_turn(
-            self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False
+    # ------------------------------------------------------------------ log-probs
+    def _get_per_token_logps_and_entropies(
+        self,
+        model,
+        input_ids,
+        attention_mask,
+        logits_to_keep,
+        batch_size=None,
+        compute_entropy=False,
+        compute_aux_loss=False,
+        **mm,
+    ):
+        deferred = getattr(self, "_defer_now", None)
+        if deferred is not None and not torch.is_grad_enabled():
+            is_ref = self.ref_model is not None and model is self.ref_model
+            name = "ref_per_token_logps" if is_ref else "old_per_token_logps"
+            if name in deferred:  # placeholder; filled by the first _compute_loss on this batch
+                return (
+                    torch.zeros(input_ids.shape[0], logits_to_keep, device=input_ids.device),
+                    None,
+                    None,
+                )
+        res = None
+        unwrapped = self.accelerator.unwrap_model(model)
+        if (
+            self.fast_options["logps"] == "shared_prefix"
+            and not compute_aux_loss
+            and all(v is None for v in mm.values())
+            and unwrapped is model
+            and self._shared_logps_allowed(model)
         ):
-            if not self._sampler_usable(images, multimodal_fields, has_tool_images):
-                return super()._generate_single_turn(
-                    prompt_ids, images, multimodal_fields, num_generations, has_tool_images
-                )
-            mode = "train" if self.model.training else "eval"
-            key = (mode, int(self.state.global_step))
-            prev_key, prev_k = getattr(self, "_gen_counter", None) or (None, -1)
-            k = prev_k + 1 if prev_key == key else 0  # k-th generation at this optimizer step
-            self._gen_counter = (key, k)
-            runs = group_rows([list(x) for x in prompt_ids])
-            params = SamplingParams(
-                temperature=float(self.temperature),
-                top_p=float(self.top_p or 1.0),
-                top_k=int(self.top_k or 0),
-                max_new_tokens=int(self.max_completion_length),
+            res = shared_prefix_logps(
+                model,
+                input_ids,
+                attention_mask,
+                logits_to_keep,
+                self.temperature,
+                compute_entropy,
+                self.accelerator.autocast(),
+                fp32_head=bool(self.args.cast_lm_head_to_fp32),
+                entropy_grad=bool(self._entropy_bonus_enabled),
             )
-            sampler = self._rollout_sampler()
-            completion_ids: list = [None] * len(prompt_ids)
-            by_count: dict[int, list[int]] = {}
-            for g, (_start, count) in enumerate(runs):
-                by_count.setdefault(count, []).append(g)
-            was_training = sampler.model.training
-            for count, groups in by_count.items():
-                offset = int(self.accelerator.process_index) * len(runs)  # global group index
-                seeds = [self.rollout_seed(mode, k, offset + g) for g in groups]
-                out = sampler.sample(
-                    [list(prompt_ids[runs[g][0]]) for g in groups], count, params, seeds
-                )
-                for j, g in enumerate(groups):
-                    start = runs[g][0]
-                    for s in range(count):
-                        completion_ids[start + s] = out.tokens[j, s, : out.lengths[j, s]].tolist()
-            sampler.model.train(was_training)
-            return completion_ids, None
+        if res is None:
+            logps_, ent, aux = super()._get_per_token_logps_and_entropies(
+                model,
+                input_ids,
+                attention_mask,
+                logits_to_keep,
+                batch_size,
+                compute_entropy,
+                compute_aux_loss,
+                **mm,
+            )
+        else:
+            (logps_, ent), aux = res, None
+        fill = getattr(self, "_fill_inputs", None)
+        if (
+            fill is not None and torch.is_grad_enabled()
+        ):  # the first loss forward on a deferred batch
+            for name in self._deferred_keys:
+                if name not in fill:
+                    fill[name] = logps_.detach()
+            self._fill_inputs = None
+        return logps_, ent, aux
 
-        # ------------------------------------------------------------------ log-probs
-        def _get_per_token_logps_and_entropies(
-            self,
-            model,
-            input_ids,
-            attention_mask,
-            logits_to_keep,
-            batch_size=None,
-            compute_entropy=False,
-            compute_aux_loss=False,
-            **mm,
+    def _shared_logps_allowed(self, model) -> bool:
+        """False (TRL's log-probs, the reason logged once per model) for an architecture the
+        shared-prefix path is not checked on (shared_logps.refusal)."""
+        reason = refusal(model)
+        if reason is not None:
+            seen = self.__dict__.setdefault("_logged_refusals", set())
+            if id(model) not in seen:
+                seen.add(id(model))
+                logger.warning(
+                    "train.fast_step: log-probs by TRL's path, not the shared-prefix one: %s",
+                    reason,
+                )
+        return reason is None
+
+    def _deferrable_keys(self):
+        a = self.args
+        if not self.fast_options["defer_old_logps"] or not self.model.training or self.use_vllm:
+            return set()
+        if a.steps_per_generation != a.gradient_accumulation_steps:
+            return set()
+        if self.beta != 0.0 and self.ref_model is None:  # PEFT: the reference call uses
+            return set()  # self.model too and could not be told apart from the old-policy one
+        keys = set()
+        generate_every = a.steps_per_generation * self.num_iterations
+        if a.gradient_accumulation_steps % generate_every != 0:  # TRL would compute old logps
+            keys.add("old_per_token_logps")
+        if (
+            self.beta != 0.0
+            and a.sync_ref_model
+            and self.ref_model is not None
+            and a.ref_model_mixup_alpha == 1.0
+            and a.ref_model_sync_steps == 1
         ):
-            deferred = getattr(self, "_defer_now", None)
-            if deferred is not None and not torch.is_grad_enabled():
-                is_ref = self.ref_model is not None and model is self.ref_model
-                name = "ref_per_token_logps" if is_ref else "old_per_token_logps"
-                if name in deferred:  # placeholder; filled by the first _compute_loss on this batch
-                    return (
-                        torch.zeros(input_ids.shape[0], logits_to_keep, device=input_ids.device),
-                        None,
-                        None,
-                    )
-            res = None
-            unwrapped = self.accelerator.unwrap_model(model)
-            if (
-                logps == "shared_prefix"
-                and not compute_aux_loss
-                and all(v is None for v in mm.values())
-                and unwrapped is model
-            ):
-                res = shared_prefix_logps(
-                    model,
-                    input_ids,
-                    attention_mask,
-                    logits_to_keep,
-                    self.temperature,
-                    compute_entropy,
-                    self.accelerator.autocast(),
-                )
-            if res is None:
-                logps_, ent, aux = super()._get_per_token_logps_and_entropies(
-                    model,
-                    input_ids,
-                    attention_mask,
-                    logits_to_keep,
-                    batch_size,
-                    compute_entropy,
-                    compute_aux_loss,
-                    **mm,
-                )
-            else:
-                (logps_, ent), aux = res, None
-            fill = getattr(self, "_fill_inputs", None)
-            if (
-                fill is not None and torch.is_grad_enabled()
-            ):  # the first loss forward on a deferred batch
-                for name in self._deferred_keys:
-                    if name not in fill:
-                        fill[name] = logps_.detach()
-                self._fill_inputs = None
-            return logps_, ent, aux
+            keys.add("ref_per_token_logps")
+        return keys
 
-        def _deferrable_keys(self):
-            a = self.args
-            if not defer_old_logps or not self.model.training or self.use_vllm:
-                return set()
-            if a.steps_per_generation != a.gradient_accumulation_steps:
-                return set()
-            if self.beta != 0.0 and self.ref_model is None:  # PEFT: the reference call uses
-                return set()  # self.model too and could not be told apart from the old-policy one
-            keys = set()
-            generate_every = a.steps_per_generation * self.num_iterations
-            if a.gradient_accumulation_steps % generate_every != 0:  # TRL would compute old logps
-                keys.add("old_per_token_logps")
-            if (
-                self.beta != 0.0
-                and a.sync_ref_model
-                and self.ref_model is not None
-                and a.ref_model_mixup_alpha == 1.0
-                and a.ref_model_sync_steps == 1
-            ):
-                keys.add("ref_per_token_logps")
-            return keys
+    def _generate_and_score_completions(self, inputs):
+        keys = self._deferrable_keys()
+        if self.model.training:  # the keys the buffered training batches lack until their first use
+            self._deferred_keys = keys
+        self._defer_now = keys if keys else None
+        try:
+            out = super()._generate_and_score_completions(inputs)
+        finally:
+            self._defer_now = None
+        for name in keys:
+            out.pop(name, None)
+        return out
 
-        def _generate_and_score_completions(self, inputs):
-            keys = self._deferrable_keys()
-            if (
-                self.model.training
-            ):  # the keys the buffered training batches lack until their first use
-                self._deferred_keys = keys
-            self._defer_now = keys if keys else None
-            try:
-                out = super()._generate_and_score_completions(inputs)
-            finally:
-                self._defer_now = None
-            for name in keys:
-                out.pop(name, None)
-            return out
-
-        def _compute_loss(self, model, inputs):
-            missing = [k for k in getattr(self, "_deferred_keys", ()) if k not in inputs]
-            self._fill_inputs = inputs if missing else None
-            try:
-                return super()._compute_loss(model, inputs)
-            finally:
-                self._fill_inputs = None
-
-    return FastGRPOTrainer
+    def _compute_loss(self, model, inputs):
+        missing = [k for k in getattr(self, "_deferred_keys", ()) if k not in inputs]
+        self._fill_inputs = inputs if missing else None
+        try:
+            return super()._compute_loss(model, inputs)
+        finally:
+            self._fill_inputs = None

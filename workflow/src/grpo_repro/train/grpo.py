@@ -1,10 +1,9 @@
 """GRPO training with TRL's GRPOTrainer (Sec. 2 objective, Sec. 6 experiment), every hyperparameter
 explicit (TRL's defaults drifted from the paper: beta=0, loss_type=dapo).
 
-PaperGRPOTrainer adds the paper's smoothed whitened advantage, eq. (4):
-    A = (r - p) / sqrt(p (1 - p) + eps),
-built exactly from TRL's mean-only advantage A0 = r - p_hat: for binary rewards the group mean of
-A0^2 is p_hat (1 - p_hat), so A = A0 / sqrt(mean_group(A0^2) + eps).
+The trainers (TRL subclasses, imported lazily in build_trainer): grpo_repro.train.trainer
+(PaperGRPOTrainer: the paper's eq. (4) advantage, grpo_repro.train.variants.paper_advantage) and
+grpo_repro.train.fast (FastGRPOTrainer, config key train.fast_step).
 
 Checkpoints and resume: grpo_repro.train.checkpoints; the GRPOConfig: grpo_repro.train.args.
 """
@@ -23,69 +22,6 @@ from grpo_repro.train.checkpoints import (
     trl_checkpoint_step,
     write_log,
 )
-
-
-def paper_advantage(adv0, group_size: int, eps: float):
-    """Eq. (4) from mean-only advantages A0 = r - p_hat laid out in contiguous groups."""
-    import torch
-
-    groups = adv0.view(-1, group_size)
-    var = (groups**2).mean(dim=1, keepdim=True)  # = p_hat (1 - p_hat) for binary rewards
-    return (groups / torch.sqrt(var + eps)).reshape(adv0.shape)
-
-
-def make_trainer_class():
-    from trl import GRPOTrainer
-    from trl.trainer.utils import RepeatSampler
-
-    class EpochSeededRepeatSampler(RepeatSampler):
-        """TRL's RepeatSampler draws each epoch's order from one generator seeded once, so a run
-        resumed at an epoch boundary replays epoch 0's order. Here epoch e's order depends only on
-        (seed, e), set by the Trainer's set_epoch(e): a resumed run sees the same order."""
-
-        epoch = 0
-
-        def set_epoch(self, epoch: int) -> None:
-            self.epoch = int(epoch)
-
-        def __iter__(self):
-            if self.shuffle:
-                self.generator.manual_seed((self.seed or 0) * 1_000_003 + self.epoch)
-            return super().__iter__()
-
-    class PaperGRPOTrainer(GRPOTrainer):
-        """GRPOTrainer with the paper's eq. (4) advantage when `paper_eps` is set (else TRL's)."""
-
-        paper_eps: float | None = None
-
-        def _get_train_sampler(self, dataset=None):
-            base = super()._get_train_sampler(dataset)
-            return EpochSeededRepeatSampler(
-                base.data_source,
-                base.mini_repeat_count,
-                base.batch_size,
-                base.repeat_count,
-                base.shuffle,
-                base.seed,
-            )
-
-        def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
-            """Mirror variants: the anchor is the policy of the last step, which TRL does not
-            checkpoint; after a resume it would be pi_ref. Restore it from the resumed policy."""
-            super()._load_from_checkpoint(resume_from_checkpoint, model)
-            if self.args.sync_ref_model and self.ref_model is not None:
-                policy = self.accelerator.unwrap_model(self.model)
-                self.ref_model.load_state_dict(policy.state_dict())
-
-        def _generate_and_score_completions(self, inputs):
-            out = super()._generate_and_score_completions(inputs)
-            if self.paper_eps is not None and self.model.training:
-                out["advantages"] = paper_advantage(
-                    out["advantages"], self.num_generations, self.paper_eps
-                )
-            return out
-
-    return PaperGRPOTrainer
 
 
 def build_trainer(
@@ -107,7 +43,7 @@ def build_trainer(
     """The GRPO trainer of (`variant`, GRPO seed `seed`) on `records` as a run configures it: the
     GRPOConfig of grpo_args (plus `overrides`), the reward in data.answer_mode (or `reward_fn`),
     the paper advantage; `model` is put in train mode. fast: None = the project's trainer with
-    TRL's step (make_trainer_class), a dict = make_fast_trainer_class(**fast).
+    TRL's step (PaperGRPOTrainer), a dict = FastGRPOTrainer with these options.
     Returns (trainer, GRPOConfig, the extra settings of grpo_args)."""
     from datasets import Dataset
     from trl import GRPOConfig
@@ -119,12 +55,9 @@ def build_trainer(
     data = Dataset.from_dict(
         {"prompt": [r["prompt"] for r in records], "gold": [r["gold"] for r in records]}
     )
-    if fast is None:
-        trainer_cls = make_trainer_class()
-    else:
-        from grpo_repro.train.fast import make_fast_trainer_class
+    from grpo_repro.train.fast import FastGRPOTrainer, PaperGRPOTrainer  # TRL: only here
 
-        trainer_cls = make_fast_trainer_class(**fast)
+    trainer_cls = PaperGRPOTrainer if fast is None else FastGRPOTrainer
     model.train()
     trainer = trainer_cls(
         model=model,
@@ -133,6 +66,7 @@ def build_trainer(
         reward_funcs=[reward_fn or make_reward_fn(config["data"]["answer_mode"])],
         processing_class=tokenizer,
         callbacks=list(callbacks),
+        **({} if fast is None else {"fast_options": fast}),
     )
     trainer.paper_eps = extra["smoothing_eps"]
     return trainer, args, extra

@@ -11,11 +11,65 @@ input: its prediction is never used), attending through a registered attention f
 only. Position ids are TRL's (arange over the padded row: TRL calls the model without
 position_ids). Autograd sums the gradients of the G uses of a prompt. Mathematically the same;
 float rounding differs (~1e-6 on log-probs; tests/unit/train/test_fast.py).
+
+The scored logits are TRL's fused LM head's (trl/trainer/utils.py `add_fused_lm_head`;
+`score_tokens`): under autocast (train.bf16) or with GRPOConfig.cast_lm_head_to_fp32 the head IS
+TRL's kernel (projection in the autocast dtype, or float32, upcast; float32 accumulation of the
+gradient products); in float32 a log_softmax, equal to round-off. Both apply the config's logit
+scale, final-logit softcapping and the temperature, in that order (`logit_transform`). The entropy
+carries a gradient when the trainer's entropy bonus (GRPOConfig.entropy_coef, use_adaptive_entropy)
+is on, as TRL's does.
+Architectures other than CHECKED_MODEL_TYPES are not computed here (`refusal`): the trainer falls
+back to TRL's path and logs why.
 """
 
 from __future__ import annotations
 
 PACKED_ATTN = "grpo_repro_packed_completions"
+#: model types whose shared-prefix log-probs are checked against TRL's (tests/unit/train/test_fast*.py)
+CHECKED_MODEL_TYPES = ("qwen2",)
+
+
+def logit_transform(config) -> tuple[float, float | None]:
+    """(logit_scale, final_logit_softcapping) of a model config, read as TRL 1.16's fused LM head
+    reads them (add_fused_lm_head): logit_scale, else output_multiplier, else lm_head_multiplier,
+    else 1 / logits_scaling (x logits_scaling for hyperclovax); softcapping None when absent."""
+    text = config.get_text_config()
+    softcap = getattr(text, "final_logit_softcapping", None)
+    scale = getattr(text, "logit_scale", None)
+    if scale is None:
+        scale = getattr(text, "output_multiplier", None)
+    if scale is None:
+        scale = getattr(text, "lm_head_multiplier", None)
+    if scale is None and getattr(text, "logits_scaling", None) is not None:
+        s = text.logits_scaling
+        scale = s if text.model_type == "hyperclovax" else 1 / s
+    return (1.0 if scale is None else float(scale)), softcap
+
+
+def transform_logits(z, temperature=1.0, logit_scale=1.0, softcap=None):
+    """Float32 logits -> the logits scored, in TRL's order (chunked_logprob.py `_torch_transform`):
+    x logit_scale, softcap * tanh(. / softcap), / temperature."""
+    import torch
+
+    if logit_scale != 1.0:
+        z = z * logit_scale
+    if softcap is not None:
+        z = softcap * torch.tanh(z / softcap)
+    if temperature != 1.0:
+        z = z / temperature
+    return z
+
+
+def refusal(model) -> str | None:
+    """Why the shared-prefix path must not compute `model`'s log-probs (None: it may)."""
+    model_type = model.config.get_text_config().model_type
+    if model_type not in CHECKED_MODEL_TYPES:
+        return (
+            f"model_type {model_type!r} is not among the architectures the shared-prefix log-probs "
+            f"are checked on {CHECKED_MODEL_TYPES}"
+        )
+    return None
 
 
 class PackedState:
@@ -95,12 +149,16 @@ def shared_prefix_logps(
     temperature=1.0,
     compute_entropy=False,
     autocast=None,
+    fp32_head=False,
+    entropy_grad=False,
 ):
     """Per-token log-probs (and entropies) of the last `logits_to_keep` tokens of each row, as TRL's
     fused-LM-head forward returns them (0 at masked positions), computing each distinct prompt once.
 
     Rows: [left-padded prompt (width P) ; right-padded completion (width C)]. Returns (logps, entropy)
-    of shape (B, C), or None when the layout does not fit (the caller falls back to TRL's path)."""
+    of shape (B, C), or None when the layout does not fit (the caller falls back to TRL's path).
+    fp32_head: the LM head in float32 outside autocast (GRPOConfig.cast_lm_head_to_fp32);
+    entropy_grad: the entropy with a gradient (an entropy bonus is on)."""
     import contextlib
 
     import torch
@@ -175,18 +233,66 @@ def shared_prefix_logps(
         valid = cmask[:, :c_used].bool()
         targets = input_ids[:, p : p + c_used][valid]
         # the LM head on the completion positions only (TRL scores every position on CPU)
-        logits = lm_head(hidden[valid]).float()
-        if temperature != 1.0:
-            logits = logits / temperature
-        logp_all = torch.log_softmax(logits, dim=-1)
-        lp = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-        ent = None
-        if compute_entropy:  # a metric only (TRL's kernel: no gradient is asked of it here)
-            with torch.no_grad():
-                ent = -(logp_all.exp() * logp_all).sum(-1)
+        lp, ent = score_tokens(
+            lm_head,
+            hidden[valid],
+            targets,
+            temperature,
+            logit_transform(model.config),
+            compute_entropy,
+            entropy_grad,
+            fp32_head,
+        )
     full_valid = torch.zeros((b, c), dtype=torch.bool, device=dev)
     full_valid[:, :c_used] = valid
     out_logps = out_logps.to(lp.dtype).masked_scatter(full_valid, lp)
     if compute_entropy:
         out_ent = out_ent.to(ent.dtype).masked_scatter(full_valid, ent)
     return out_logps, out_ent
+
+
+def score_tokens(
+    lm_head,
+    hidden,
+    targets,
+    temperature=1.0,
+    transform=(1.0, None),
+    compute_entropy=False,
+    entropy_grad=False,
+    fp32_head=False,
+):
+    """(log-prob of each target, entropy or None) of the next-token distributions of `hidden` (N, H)
+    as TRL's fused LM head computes them. Under autocast, or with fp32_head, this IS TRL's kernel
+    (trl.kernels.ChunkedLogProbFunction, called as add_fused_lm_head calls it): logits projected in
+    the autocast dtype (float32 with fp32_head, autocast off) and upcast, gradient products
+    accumulated in float32 (bf16-rounded products bias training, chunked_logprob.py `_addmm_fp32`;
+    autograd through a bf16 linear would round them). In float32 without autocast: log_softmax of
+    the transformed logits (the same to round-off). transform: (logit_scale, softcap)."""
+    import contextlib
+
+    import torch
+
+    scale, softcap = transform
+    if fp32_head or torch.is_autocast_enabled(hidden.device.type):
+        from trl.kernels import ChunkedLogProbFunction
+        from trl.trainer.utils import _CHUNKED_LOGPROB_CHUNK_SIZE
+
+        bias = lm_head.bias
+        outputs = ("log_probs", "entropy") if compute_entropy else ("log_probs",)
+        args = (targets, temperature, _CHUNKED_LOGPROB_CHUNK_SIZE, softcap, scale, outputs)
+        if fp32_head:
+            with torch.autocast(hidden.device.type, enabled=False):
+                lp, ent = ChunkedLogProbFunction.apply(hidden.float(), lm_head.weight, bias, *args)[
+                    :2
+                ]
+        else:
+            lp, ent = ChunkedLogProbFunction.apply(hidden, lm_head.weight, bias, *args)[:2]
+        return lp, (ent if ent is None or entropy_grad else ent.detach())
+    logits = transform_logits(lm_head(hidden).float(), temperature, scale, softcap)
+    logp_all = torch.log_softmax(logits, dim=-1)
+    lp = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    ent = None
+    if compute_entropy:  # a metric, or (entropy bonus) a term of the loss
+        with contextlib.nullcontext() if entropy_grad else torch.no_grad():
+            ent = -(logp_all.exp() * logp_all).sum(-1)
+    return lp, ent

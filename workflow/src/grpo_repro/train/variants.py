@@ -55,3 +55,14 @@ def trl_settings(variant: str, advantage: str) -> dict:
         "paper_advantage": advantage == "paper" and not mean_only,
     }
     return settings
+
+
+def paper_advantage(adv0, group_size: int, eps: float):
+    """The paper's smoothed whitened advantage, eq. (4), A = (r - p) / sqrt(p (1 - p) + eps), from
+    TRL's mean-only advantages A0 = r - p_hat laid out in contiguous groups: for binary rewards the
+    group mean of A0^2 is p_hat (1 - p_hat), so A = A0 / sqrt(mean_group(A0^2) + eps)."""
+    import torch
+
+    groups = adv0.view(-1, group_size)
+    var = (groups**2).mean(dim=1, keepdim=True)  # = p_hat (1 - p_hat) for binary rewards
+    return (groups / torch.sqrt(var + eps)).reshape(adv0.shape)
