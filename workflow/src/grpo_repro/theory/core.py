@@ -23,12 +23,15 @@ import sympy as sp
 
 KINDS = ("claim", "erratum")
 METHODS = ("symbolic", "exact", "numeric")
+#: method of a record whose check raised (passed = False; never counted as a proof method)
+CRASHED = "crashed"
 METHOD_TEXT = {
     "symbolic": "sympy proof for all parameter values (identity reduced to 0, sign from the "
     "assumptions, exhaustive case split, induction from a derived map)",
     "exact": "a statement about stated values (witness or counterexample) in exact rational "
     "arithmetic or certified interval arithmetic (mpmath.iv, outward rounding)",
     "numeric": "every one of n_points random points within the tolerance tol",
+    CRASHED: "the check raised an exception (recorded as failed, with the error in `detail`)",
 }
 RECORD_KEYS = (
     "id",
@@ -112,7 +115,7 @@ def run_check(check: Check, n_random: int = 1000, tol: float = 1e-9, seed: int =
         if out.method not in METHODS:
             raise ValueError(f"unknown method {out.method!r}")
     except Exception as err:  # a crashing check is a failed check, never a crashed stage
-        out = Outcome(False, "symbolic", f"check raised {type(err).__name__}: {err}")
+        out = Outcome(False, CRASHED, f"check raised {type(err).__name__}: {err}")
     return {
         "id": check.id,
         "claim": check.claim,
