@@ -1,5 +1,6 @@
 """Command line and stage runner of stage 1 (checks of Sec. 2-5): run every check, write
-derivations.json / derivations.md, log one line per check, return 1 naming the failed claims."""
+derivations.json / derivations.md, log one line per check, return 1 naming the failed (or
+crashed) claims and the errata not demonstrated."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ RECORD_KEYS. Methods (METHOD_TEXT): `symbolic` (sympy proof for all parameter va
 reduced to 0, a sign proven from assumptions, an exhaustive case split, an induction step);
 `exact` (a statement about stated values - a witness or a counterexample - evaluated in exact
 rational arithmetic or certified by interval arithmetic with outward rounding, mpmath.iv); or
-`numeric` (>= n_random random points, explicit tolerance, both in the record). Kinds: `claim` (a statement of the
+`numeric` (>= n_random random points, explicit tolerance, both in the record); a check that raises
+is recorded with method `crashed` (and fails). Kinds: `claim` (a statement of the
 paper, possibly as corrected in FORMULAS.md) and `erratum` (a literal reading of the paper's
 text that FORMULAS.md lists as defective; passed=True means it was shown wrong, as documented).
 """

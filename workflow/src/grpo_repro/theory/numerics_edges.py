@@ -23,6 +23,7 @@ from grpo_repro.dynamics import maps as dyn
 
 from . import gibbs as gb
 from . import mirror_dr as md
+from . import two_kl as tk
 from . import weights as wts
 from .core import Context, Outcome, log_uniform, numeric_outcome, register
 from .numerics_maps import mp_function
@@ -164,8 +165,6 @@ def edges(ctx: Context) -> Outcome:
     SEC,
 )
 def delta_r_maps(ctx: Context) -> Outcome:
-    from . import two_kl as tk
-
     rng, n = ctx.rng, max(10, ctx.n_random // 4)
     x0, lr = rng.uniform(-6, 6, n), rng.uniform(-6, 6, n)
     beta, eps = log_uniform(rng, 0.1, 10, n), log_uniform(rng, 1e-5, 0.1, n)

@@ -32,6 +32,7 @@ from grpo_repro.dynamics import thm10
 
 from . import gibbs as gb
 from . import two_kl as tk
+from . import weights as wts
 from .core import Context, Outcome, log_uniform, numeric_outcome, register
 from .numerics_maps import mp_function
 
@@ -67,11 +68,25 @@ def _renyi_reference(log_ref, log_prev, reward, alpha) -> np.ndarray:
     return out
 
 
+_WEIGHTS: dict = {}
+
+
+def _weights_reference(p, eps, mean_only):
+    """(w+, w-) of eq. (4) (weights.w_plus / w_minus) or of Dr. GRPO (weights.dr_weights)."""
+    if mean_only not in _WEIGHTS:
+        q, e = sp.symbols("q e", nonnegative=True)
+        w = wts.dr_weights(q) if mean_only else (wts.w_plus(q, e), wts.w_minus(q, e))
+        _WEIGHTS[mean_only] = [sp.lambdify((q, e), x, "numpy") for x in w]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return [np.broadcast_to(f(p, eps), np.shape(p)) for f in _WEIGHTS[mean_only]]
+
+
 @register(
     "num.oracle_gibbs_step",
     "The oracle's exact step (dynamics.oracle.gibbs_step on each variant's anchor) moves the PoS "
     "as dynamics.maps.step_logit does, for every variant, eps >= 0, p_ref in {0, 1} controls and "
-    "(two-KL) Delta_R != 0 from a perturbed pi_{n-1}; oracle.delta_r is Thm 9's Renyi term",
+    "(two-KL) Delta_R != 0 from a perturbed pi_{n-1}; its weights are eq. (4)'s (Dr.: 1-p, p) and "
+    "oracle.delta_r is Thm 9's Renyi term",
     "Thm 8; Lemma 2-3; Thm 9",
     SEC,
 )
@@ -106,6 +121,10 @@ def oracle_gibbs_step(ctx: Context) -> Outcome:
                 if eps > 0 and v in ("grpo", "dr_grpo", "two_kl", "two_kl_dr"):
                     errs.append(np.abs(got[ctrl] - p_ref[ctrl]))
                 n_pts += int((~ctrl).sum())
+                # the weights themselves (a constant shift of the tilt leaves the step unchanged)
+                wp, wm = orc.weights(p_prev[~ctrl], eps, mean_only)
+                ref_p, ref_m = _weights_reference(p_prev[~ctrl], eps, mean_only)
+                errs += [np.abs(wp - ref_p), np.abs(wm - ref_m)]
                 if a:
                     errs.append(
                         np.abs(dr - _renyi_reference(prob.log_pi_ref, prev, prob.reward, alpha))
@@ -113,8 +132,8 @@ def oracle_gibbs_step(ctx: Context) -> Outcome:
     out = numeric_outcome(
         np.concatenate(errs),
         ctx.tol,
-        "absolute PoS error of the oracle's step vs "
-        f"step_logit, every variant, {n_sets} random problems (K in 2..6, 8 prompts + 2 controls); "
+        "absolute PoS error of the oracle's step vs step_logit and error of its weights vs "
+        f"weights.w_plus / w_minus / dr_weights, every variant, {n_sets} random problems (K in 2..6, 8 prompts + 2 controls); "
         "error of oracle.delta_r vs two_kl.delta_renyi",
         n_pts,
     )
