@@ -37,6 +37,8 @@ from .core import Context, Outcome, log_uniform, numeric_outcome, register
 from .numerics_maps import mp_function
 
 SEC = "numerics (grpo_repro.dynamics, oracle)"
+#: kl.stationary_points' 6-outcome example of the plain k3 estimator's miss (FORMULAS.md Sec. 7)
+EXAMPLE_PI = (0.3, 0.25, 0.2, 0.12, 0.08, 0.05)
 
 
 _RENYI: dict = {}
@@ -69,6 +71,12 @@ def _renyi_reference(log_ref, log_prev, reward, alpha) -> np.ndarray:
 
 
 _WEIGHTS: dict = {}
+_ADV = sp.lambdify(sp.symbols("r q e"), wts.advantage(*sp.symbols("r q e")), "numpy")
+
+
+def _advantage(r, p, eps):
+    """weights.advantage, eq. (4): (r - p)/sqrt(p(1-p) + eps)."""
+    return _ADV(r, p, eps)
 
 
 def _weights_reference(p, eps, mean_only):
@@ -155,7 +163,8 @@ def _kl_reference(lp, anchors, beta, kl, idx):
     "num.clipped_surrogate",
     "oracle_sgd.surrogate (the objective of the sample-based oracle) is the mean over the group of "
     "the clipped surrogate clipped_objective(ratio, A, clip_eps) minus beta times the KL term "
-    "(exact, or k3 on the samples), and its gradient is that objective's gradient",
+    "(exact, or k3 on the samples), and its gradient is that objective's gradient; "
+    "oracle_sgd.group_advantage is eq. (4) at the group's p_hat (mean-only: r - p_hat)",
     "Sec. 2.2 (GRPO-Clip); FORMULAS.md Sec. 7",
     SEC,
 )
@@ -201,10 +210,17 @@ def clipped_surrogate(ctx: Context, fd_tol: float = 1e-6) -> Outcome:
         errs.append(np.where(keep, bad, False).astype(float))
         n_pts += int(keep.sum())
         n_clip += nc
+        # the group advantage fed to it: eq. (4) at the group's p_hat (Dr.: r - p_hat)
+        r = prob.reward[rows, idx]
+        eps = float(log_uniform(rng, 1e-6, 0.1, 1)[0])
+        for mean_only in (False, True):
+            got, p_hat = sgd.group_advantage(r, eps, mean_only)
+            ref = r - p_hat[:, None] if mean_only else _advantage(r, p_hat[:, None], eps)
+            errs.append(np.abs(got - ref).max(axis=1))
     out = numeric_outcome(
         np.concatenate(errs),
         ctx.tol,
-        f"relative objective error and gradient mismatch indicator (central differences, tol "
+        f"relative objective error, advantage error and gradient mismatch indicator (central differences, tol "
         f"{fd_tol:g}) on {n_sets} random batches (6 prompts x 8 samples, two anchors, clip_eps "
         f"None or in (0.05, 0.4), exact KL or k3); {n_clip} clipped terms",
         n_pts,
@@ -248,16 +264,37 @@ def thm10_delta(ctx: Context) -> Outcome:
     hf = mp_function(gb.h_derived(sp.Symbol("p"), p_ref, beta, eps), (sp.Symbol("p"),))
     p_t = np.exp(tilde[:, 0, 0])
     own = np.array([abs(p_t[n] - hf(p_t[n - 1])) for n in range(1, len(p_t))])  # K = 2: TV = |dp|
-    err = np.abs(res["delta"][:, 0] - own)
-    expands = bool((~res["step_ok"][:, 0]).any())
+    errs = [np.abs(res["delta"][:, 0] - own)]
+    expands = int((~res["step_ok"][:, 0]).sum())
+    # random problems and variants: pi~_n = T pi~_(n-1) plus noise; delta_n = TV to the target
+    rng, n_cases = ctx.rng, max(50, ctx.n_random // 20)
+    for _ in range(n_cases):
+        pr = orc.make_problem(3, int(rng.integers(2, 7)), seed=int(rng.integers(1 << 30)))
+        v = str(rng.choice(dyn.VARIANTS))
+        a = float(rng.uniform(0.1, 0.9)) if v.startswith("two_kl") else None
+        b, e = float(log_uniform(rng, 0.2, 5, 1)[0]), float(log_uniform(rng, 1e-5, 0.1, 1)[0])
+        ex = orc.exact_iterations(pr, v, b, e, 4, alpha=a)["log_pi"]
+        til, own_tv = [pr.log_pi_ref], []
+        for _ in range(4):
+            anchor = orc.anchor_of(v, pr.log_pi_ref, til[-1], a)
+            p_prev = orc.pos(til[-1], pr.reward)
+            target = orc.gibbs_step(anchor, pr.reward, p_prev, b, e, v in dyn.MEAN_ONLY)
+            til.append(orc.log_normalise(target + rng.normal(0, 0.05, target.shape)))
+            own_tv.append(0.5 * np.sum(np.abs(np.exp(til[-1]) - np.exp(target)), axis=-1))
+        til = np.array(til)
+        got = thm10.compare(til, ex, pr.reward, thm10.one_step_targets(pr, til, v, b, e, a))
+        errs.append(np.abs(got["delta"] - np.array(own_tv)).ravel())
+    err = np.concatenate(errs)
+    ok = bool(np.max(err) <= ctx.tol) and expands > 0
     return Outcome(
-        bool(err.max() <= ctx.tol) and expands,
+        ok,
         "numeric",
-        f"K = 2, beta = {beta}, p_ref = {p_ref}, eps = {eps}, PoS 8/1000 vs 9/1000: max |delta_n - "
-        f"|p~_n - h(p~_(n-1))|| = {err.max():.2g} (tol {ctx.tol:g}) over {len(own)} steps "
-        f"(delta = {np.array2string(own, precision=2)}); step condition fails at "
-        f"{int((~res['step_ok'][:, 0]).sum())} steps (expansion, par.tv_can_expand)",
-        len(own),
+        f"max |delta_n - TV(pi~_n, T pi~_(n-1))| = {np.max(err):.2g} over {n_cases + 1} random "
+        f"points (tol {ctx.tol:g}): {n_cases} random problems and variants (4 noisy steps each), and "
+        f"K = 2, beta = {beta}, p_ref = {p_ref}, eps = {eps}, PoS 8/1000 vs 9/1000 (delta_n = "
+        f"|p~_n - h(p~_(n-1))| with the derived h: {np.array2string(own, precision=2)}), where the "
+        f"step condition fails at {expands} of {len(own)} steps (expansion, par.tv_can_expand)",
+        n_cases + 1,
     )
 
 
@@ -281,7 +318,7 @@ def _gradient(theta, log_ref, reward, beta, eps, ratio=True):
 )
 def stationary_points(ctx: Context) -> Outcome:
     rng = ctx.rng
-    n_sets = max(2, ctx.n_random // 50)
+    n_sets = max(2, ctx.n_random // 40)
     errs, n_fp, n_stat, n_far, plain_miss = [], 0, 0, 0, []
     for _ in range(n_sets):
         k = 6
@@ -321,23 +358,19 @@ def stationary_points(ctx: Context) -> Outcome:
             if ier == 1 and interior and np.max(np.abs(g)) < 1e-12:
                 errs.append(min(abs(p - f) for f in fps) / max(p, 1e-3) * 1e-3)
                 n_stat += 1
-    ex = orc.make_problem(1, 6, seed=int(ctx.rng.integers(1 << 30)), controls=False)
-    theta = ex.log_pi_ref[0] + ctx.rng.normal(0, 1, 6)
+    # the stage's own 6-outcome example (FORMULAS.md's is unstated): pi = EXAMPLE_PI, pi_ref uniform
+    theta, log_u = np.log(EXAMPLE_PI), np.full(6, -np.log(6))
     example = float(
-        np.max(
-            np.abs(
-                kle.estimator_grad(theta, ex.log_pi_ref[0])
-                - kle.grad_kl_forward(theta, ex.log_pi_ref[0])
-            )
-        )
+        np.max(np.abs(kle.estimator_grad(theta, log_u) - kle.grad_kl_forward(theta, log_u)))
     )
+    n_pts = n_fp + n_stat
     out = numeric_outcome(
         np.array(errs),
         ctx.tol,
         "|gradient| at the Gibbs policy of every fixed point, |PoS - p*|, and 1e-3 x relative "
         "distance of each interior stationary point's PoS (|gradient| < 1e-12, |logits| < 30) to "
         "the nearest fixed point",
-        n_sets,
+        n_pts,
     )
     ok = out.passed and min(plain_miss) > 1e-6 and n_stat > 0
     return Outcome(
@@ -347,8 +380,9 @@ def stationary_points(ctx: Context) -> Outcome:
         + f"; {n_fp} fixed points ({n_far} more with |logit p*| > 30 skipped) and {n_stat} "
         f"stationary points (fsolve, 3 starts each) on {n_sets} "
         "random 6-outcome prompts; with plain k3 the "
-        f"gradient there is NOT 0 (min max|grad| {min(plain_miss):.3g}); on this run's 6-outcome "
-        f"example (random pi, pi_ref) the plain k3 gradient misses grad KL(pi || pi_ref) by "
-        f"{example:.3f} (max abs; FORMULAS.md quotes 0.08 for an unstated example)",
-        n_sets,
+        f"gradient there is NOT 0 (min max|grad| {min(plain_miss):.3g}); on the 6-outcome "
+        f"example pi = {EXAMPLE_PI}, pi_ref uniform, the plain k3 gradient misses "
+        f"grad KL(pi || pi_ref) by {example:.3f} (max abs over the logits; FORMULAS.md quotes 0.08 "
+        "for an unstated example)",
+        n_pts,
     )
