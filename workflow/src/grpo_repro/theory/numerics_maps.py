@@ -46,13 +46,14 @@ def _rel(a, b) -> np.ndarray:
 
 def random_points(rng, n, eps_zero: float = 0.0):
     """n random (p, p_ref, beta, eps); a share `eps_zero` of them with eps = 0 (no smoothing)."""
-    eps = log_uniform(rng, 1e-6, 1, n)
-    return dict(
+    out = dict(
         p=rng.uniform(1e-3, 1 - 1e-3, n),
         p_ref=1 / (1 + np.exp(-rng.uniform(-8, 8, n))),
         beta=log_uniform(rng, 0.05, 20, n),
-        eps=np.where(np.arange(n) < int(eps_zero * n), 0.0, eps),
+        eps=log_uniform(rng, 1e-6, 1, n),
     )
+    out["eps"][: int(eps_zero * n)] = 0.0
+    return out
 
 
 @register(
