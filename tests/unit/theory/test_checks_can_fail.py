@@ -186,3 +186,29 @@ def test_numerics_fail_for_a_wrong_library(monkeypatch):
     h = dyn.h
     monkeypatch.setattr(dyn, "h", lambda p, p_ref, beta, eps: h(p, p_ref, 2 * beta, eps))
     assert fails(numerics_maps.maps_vs_symbolic)
+
+
+def test_scalar_map_fails_for_a_wrong_scalar_copy(monkeypatch):
+    from grpo_repro.dynamics import fixed_points as fxp
+    from grpo_repro.theory import numerics_edges
+
+    assert numerics_edges.scalar_map(ctx()).passed
+    orig = fxp._H_scalar
+    monkeypatch.setattr(fxp, "_H_scalar", lambda x, lr, b, e: orig(x, lr, b, 2 * e))
+    assert fails(numerics_edges.scalar_map)
+
+
+def test_prop1_erratum_fails_if_h_jumps_to_p_ref_at_the_ends(monkeypatch):
+    """The erratum records the product's h(0), h(1) at eps = 0: a product that returns p_ref there
+    (zero-advantage convention) makes it fail, as does a wrong limit."""
+    from grpo_repro.theory import numerics_edges
+
+    assert numerics_edges.prop1_eps_zero(ctx()).passed
+    orig = dyn.h
+
+    def conv(p, p_ref, beta, eps):
+        out = orig(p, p_ref, beta, eps)
+        return np.where((np.asarray(p) % 1 == 0) & (np.asarray(eps) == 0), p_ref, out)
+
+    monkeypatch.setattr(dyn, "h", conv)
+    assert fails(numerics_edges.prop1_eps_zero)

@@ -15,7 +15,7 @@ import yaml
 
 from grpo_repro import theory
 from grpo_repro.dynamics import maps as dyn
-from grpo_repro.theory import clipping, core, numerics_maps, recurrence
+from grpo_repro.theory import clipping, core, numerics_maps, recurrence, report
 from grpo_repro.theory import weights as advantage
 from grpo_repro.theory.core import Check, Context, Outcome
 from tests.helpers import ROOT
@@ -68,7 +68,9 @@ def test_script_writes_both_files_and_exits_zero(stage):
     for m in core.METHODS:  # counts per method and what is not checked, in the header
         k = sum(r["method"] == m for r in stage.records)
         assert f"{k} {m}" in md.split("| id |")[0]
-    assert "Not checked here:" in md
+    assert "Not checked here, or true by construction:" in md
+    assert "## Every claim of FORMULAS.md Sec. 1-4 and 7" in md
+    assert md.count("\n| Sec. ") == len(report.FORMULAS_CLAIMS)
     assert md.count("\n| `") == n  # one table row per record
     log = (stage.tmp / "logs" / "derivations.log").read_text()
     assert "checks passed" in log and "FAIL" not in log
@@ -98,7 +100,11 @@ def test_record_schema(stage):
 
 def test_errata_point_to_passing_corrected_claims(stage):
     errata = [r for r in stage.records if r["kind"] == "erratum"]
-    assert {r["id"] for r in errata} == {"err.conditional_display", "err.swapped_clip_symbols"}
+    assert {r["id"] for r in errata} == {
+        "err.conditional_display",
+        "err.swapped_clip_symbols",
+        "err.prop1_eps_zero",
+    }
     for r in errata:
         assert "WRONG" in r["detail"] and r["related"]
         for rid in r["related"]:
@@ -154,6 +160,15 @@ def test_every_issue_claim_has_a_record(stage):
         "num.maps_vs_symbolic",
         "num.recurrences_vs_symbolic",
         "num.fixed_points_vs_symbolic",
+        "num.edges",
+        "num.delta_r",
+        "num.scalar_map",
+        "num.orbits_complete",
+        "num.oracle_gibbs_step",
+        "num.clipped_surrogate",
+        "num.thm10_delta",
+        "kl.stationary_points",
+        "err.prop1_eps_zero",
     ]
     assert set(wanted) <= set(stage.by_id)
 
@@ -213,6 +228,8 @@ def test_crashing_check_is_a_failed_record():
 
     rec = core.run_check(Check("t.boom", "c", "ref", "sec", "claim", boom))
     assert rec["passed"] is False and "RuntimeError" in rec["detail"]
+    assert rec["method"] == core.CRASHED  # not counted as a proof method
+    assert theory.summarize([rec])["crashed"] == 1 and theory.summarize([rec])["symbolic"] == 0
 
 
 def test_failed_claim_fails_the_stage_and_is_named(tmp_path):
@@ -237,7 +254,7 @@ def test_failed_claim_fails_the_stage_and_is_named(tmp_path):
     assert "**FAIL**" in (tmp_path / "d.md").read_text()
 
 
-def test_undemonstrated_erratum_warns_but_does_not_fail(tmp_path):
+def test_undemonstrated_erratum_fails_the_stage(tmp_path):
     from grpo_repro.theory.cli import run_stage
 
     err = Check(
@@ -249,9 +266,21 @@ def test_undemonstrated_erratum_warns_but_does_not_fail(tmp_path):
         lambda c: Outcome(False, "symbolic", "no"),
     )
     assert (
-        run_stage(tmp_path / "d.json", tmp_path / "d.md", log=tmp_path / "x.log", checks=[err]) == 0
+        run_stage(tmp_path / "d.json", tmp_path / "d.md", log=tmp_path / "x.log", checks=[err]) == 1
     )
     assert "errata not demonstrated: t.erratum" in (tmp_path / "x.log").read_text()
+
+
+def test_every_formulas_claim_names_registered_checks():
+    ids = set(CHECK_IDS)
+    sections = set()
+    for sec, claim, how in report.FORMULAS_CLAIMS:
+        sections.add(sec)
+        assert claim and (isinstance(how, str) or (how and set(how) <= ids)), claim
+    assert sections == {"1", "2", "3", "4", "7"}
+    listed = {i for *_, how in report.FORMULAS_CLAIMS if not isinstance(how, str) for i in how}
+    # every check of the product's code is tied to a claim of the sheet
+    assert {i for i in ids if i.startswith("num.")} <= listed
 
 
 # ------------------------------------------------------------------------------ CLI (benchmark entry)

@@ -169,7 +169,12 @@ def fixed_points(
     bd = _boundary(p_ref)
     if bd is not None:
         return bd
-    l_ref = math.log(p_ref) - math.log1p(-p_ref)
+    return _fixed_points_logit(beta, math.log(p_ref) - math.log1p(-p_ref), eps, n_grid)
+
+
+def _fixed_points_logit(beta: float, l_ref: float, eps: float, n_grid: int) -> list[FixedPoint]:
+    """The fixed points of H(x) = l_ref + Omega(sigma(x))/beta (l_ref finite, in logits: no
+    round trip through p_ref)."""
     lo, hi = _bounds(l_ref, beta, eps)
     grid = _grid(lo, hi, beta, eps, n_grid)
     roots = _roots(
@@ -222,7 +227,8 @@ def variant_fixed_points(
     if variant != "two_kl":
         raise ValueError(f"unknown variant {variant!r}")
     out = []
-    for fp in fixed_points(alpha * beta, float(expit(shifted)), eps, n_grid):
+    _validate(alpha * beta, eps)
+    for fp in _fixed_points_logit(alpha * beta, shifted, eps, n_grid):
         d = (1.0 - alpha) + alpha * fp.h_prime
         out.append(FixedPoint(fp.p_star, fp.logit_p_star, d, abs(d) < 1.0, fp.residual))
     return out

@@ -70,6 +70,15 @@ def _anchors(variant, log_ref, log_old, alpha):
     return [(alpha, log_ref), (1.0 - alpha, log_old)]
 
 
+def clipped_objective(ratio: np.ndarray, adv: np.ndarray, clip_eps: float | None) -> np.ndarray:
+    """PPO/GRPO clipped surrogate per sample, f(x, A) = min(x A, clip(x, 1-c, 1+c) A) (Sec. 2.2;
+    clip_eps None: x A). The one implementation the oracle uses; theory adv.clip_identity_numeric
+    checks it against the proven identity f = A min(x, 1+c) (A > 0), A max(x, 1-c) (A < 0)."""
+    if clip_eps is None:
+        return ratio * adv
+    return np.minimum(ratio * adv, np.clip(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
+
+
 def surrogate(
     theta: np.ndarray,
     idx: np.ndarray,
@@ -92,13 +101,9 @@ def surrogate(
     pi = np.exp(lp)
     lp_s = lp[rows, idx]
     ratio = np.exp(lp_s - log_old[rows, idx])
-    if clip_eps is None:
-        active = np.ones_like(ratio, dtype=bool)
-        clipped_ratio = ratio
-    else:
-        clipped_ratio = np.clip(ratio, 1 - clip_eps, 1 + clip_eps)
-        active = ratio * adv <= clipped_ratio * adv  # the min picks the unclipped term
-    obj = np.minimum(ratio * adv, clipped_ratio * adv).mean(axis=1)
+    terms = clipped_objective(ratio, adv, clip_eps)
+    active = terms == ratio * adv  # the min picks the unclipped term (gradient flows)
+    obj = terms.mean(axis=1)
     n_clip = int(np.sum(~active & (adv != 0)))
     coef = np.where(active, ratio * adv, 0.0) / g_size  # d/d lp_s of the surrogate
     grad = np.einsum("qg,qgk->qk", coef, onehot) - coef.sum(1)[:, None] * pi

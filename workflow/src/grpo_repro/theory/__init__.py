@@ -12,7 +12,10 @@ Modules, by section of Mroueh (arXiv 2503.06639):
   parametric  App. F, Thm 10: event/TV lemma, TV accumulation from the iterates, limsup bound
   kl_estimator FORMULAS.md Sec. 7: gradients of TRL's k3 estimator, plain and ratio-corrected
   prediction  fixed-point predictions (dynamics.prediction): Gibbs KL, beta_eff, p* monotone in p_ref
-  numerics_*  the numeric library grpo_repro.dynamics against the checked symbolic formulas
+  numerics_*  the product's code (grpo_repro.dynamics: maps, fixed points and 2-cycles, oracle,
+              clipped surrogate, Thm 10 measurement) against the checked symbolic formulas,
+              at random points, at the edges (boundaries, eps = 0, Delta_R != 0) and by
+              completeness against an independent scan
 Entry point: run_all(n_random, tol, seed) -> list of records (core.RECORD_KEYS). Never imports snakemake.
 """
 
@@ -33,10 +36,14 @@ from . import (  # noqa: F401
     kl_estimator,
     prediction,
     numerics_maps,
+    numerics_edges,
+    numerics_orbits,
+    numerics_oracle,
 )
 
 # isort: on
 from .core import (
+    CRASHED,
     KINDS,
     METHODS,
     RECORD_KEYS,
@@ -53,6 +60,7 @@ __all__ = [
     "registry",
     "summarize",
     "failed_claims",
+    "failed_errata",
     "REGISTRY",
     "RECORD_KEYS",
     "KINDS",
@@ -84,12 +92,17 @@ def failed_claims(records: list[dict]) -> list[str]:
     return [r["id"] for r in records if r["kind"] == "claim" and not r["passed"]]
 
 
+def failed_errata(records: list[dict]) -> list[str]:
+    """Errata whose literal reading was not shown wrong (the documented defect is not demonstrated)."""
+    return [r["id"] for r in records if r["kind"] == "erratum" and not r["passed"]]
+
+
 def summarize(records: list[dict]) -> dict:
     out = {"total": len(records), "passed": sum(r["passed"] for r in records)}
     for kind in KINDS:
         sel = [r for r in records if r["kind"] == kind]
         out[kind] = {"total": len(sel), "passed": sum(r["passed"] for r in sel)}
-    for method in METHODS:
+    for method in (*METHODS, CRASHED):
         out[method] = sum(r["method"] == method for r in records)
     out["seconds"] = round(sum(r["seconds"] for r in records), 3)
     return out

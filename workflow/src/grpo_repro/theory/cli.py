@@ -1,5 +1,6 @@
 """Command line and stage runner of stage 1 (checks of Sec. 2-5): run every check, write
-derivations.json / derivations.md, log one line per check, return 1 naming the failed claims."""
+derivations.json / derivations.md, log one line per check, return 1 naming the failed (or
+crashed) claims and the errata not demonstrated."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import failed_claims, run_all, summarize
+from . import failed_claims, failed_errata, run_all, summarize
 from .report import write_outputs
 
 LOG = logging.getLogger("grpo_repro.theory")
@@ -44,7 +45,8 @@ def run_stage(
     ids=None,
 ) -> int:
     """Run the checks (all registered ones, or `checks`, restricted to `ids` if given), write both
-    outputs, return the exit status (1 if a claim failed)."""
+    outputs, return the exit status (1 if a claim failed, crashed, or an erratum was not
+    demonstrated)."""
     handlers = _setup_logging(log)
     try:
         t0 = time.perf_counter()
@@ -67,20 +69,18 @@ def run_stage(
             f"theory: {summary['passed']}/{summary['total']} checks passed (claims "
             f"{summary['claim']['passed']}/{summary['claim']['total']}, errata {summary['erratum']['passed']}/"
             f"{summary['erratum']['total']}; {summary['symbolic']} symbolic, {summary['exact']} exact, "
-            f"{summary['numeric']} numeric) "
+            f"{summary['numeric']} numeric, {summary['crashed']} crashed) "
             f"in {time.perf_counter() - t0:.2f}s; wrote {json_path}, {md_path}"
         )
         LOG.info(line)
         if log:
             print(line, file=sys.stderr)
-        bad_errata = [r["id"] for r in records if r["kind"] == "erratum" and not r["passed"]]
+        failed, bad_errata = failed_claims(records), failed_errata(records)
         if bad_errata:
-            LOG.warning("errata not demonstrated: %s", ", ".join(bad_errata))
-        failed = failed_claims(records)
+            LOG.error("errata not demonstrated: %s", ", ".join(bad_errata))
         if failed:
             LOG.error("FAILED claims: %s", ", ".join(failed))
-            return 1
-        return 0
+        return 1 if failed or bad_errata else 0
     finally:
         for h in handlers:
             LOG.removeHandler(h)

@@ -14,6 +14,8 @@ import itertools
 import numpy as np
 import sympy as sp
 
+from grpo_repro.dynamics import oracle_sgd as sgd
+
 from . import weights as wts
 from .core import Context, Outcome, equal, log_uniform, numeric_outcome, register
 
@@ -137,13 +139,10 @@ def clip_identity(ctx: Context, claimed=None) -> Outcome:
     )
 
 
-def _f_np(x, adv, c):
-    return np.minimum(x * adv, np.clip(x, 1 - c, 1 + c) * adv)
-
-
 @register(
     "adv.clip_identity_numeric",
-    "Clipping identity of Sec. 2.2 at random (ratio, advantage, clip_eps)",
+    "dynamics.oracle_sgd.clipped_objective (the oracle's clipped surrogate) satisfies the "
+    "clipping identity of Sec. 2.2 at random (ratio, advantage, clip_eps)",
     "Sec. 2.2",
     SEC,
 )
@@ -153,7 +152,7 @@ def clip_identity_numeric(ctx: Context) -> Outcome:
     adv = rng.normal(0, 3, n)
     c = rng.uniform(0.01, 0.9, n)
     rhs = np.where(adv > 0, adv * np.minimum(x, 1 + c), adv * np.maximum(x, 1 - c))
-    err = np.abs(_f_np(x, adv, c) - rhs) / np.maximum(1, np.abs(rhs))
+    err = np.abs(sgd.clipped_objective(x, adv, c) - rhs) / np.maximum(1, np.abs(rhs))
     return numeric_outcome(err, ctx.tol, "relative error of the identity", n)
 
 
@@ -177,7 +176,7 @@ def clipped_contrastive_numeric(ctx: Context) -> Outcome:
         pp = old[rew == 1].sum()
         s = np.sqrt(pp * (1 - pp) + e)
         ratio = new / old
-        lhs = np.sum(old * _f_np(ratio, (rew - pp) / s, c))
+        lhs = np.sum(old * sgd.clipped_objective(ratio, (rew - pp) / s, c))
         rhs = (1 - pp) / s * np.sum(old * np.minimum(ratio, 1 + c) * (rew == 1)) - pp / s * np.sum(
             old * np.maximum(ratio, 1 - c) * (rew == 0)
         )

@@ -6,7 +6,8 @@ RECORD_KEYS. Methods (METHOD_TEXT): `symbolic` (sympy proof for all parameter va
 reduced to 0, a sign proven from assumptions, an exhaustive case split, an induction step);
 `exact` (a statement about stated values - a witness or a counterexample - evaluated in exact
 rational arithmetic or certified by interval arithmetic with outward rounding, mpmath.iv); or
-`numeric` (>= n_random random points, explicit tolerance, both in the record). Kinds: `claim` (a statement of the
+`numeric` (>= n_random random points, explicit tolerance, both in the record); a check that raises
+is recorded with method `crashed` (and fails). Kinds: `claim` (a statement of the
 paper, possibly as corrected in FORMULAS.md) and `erratum` (a literal reading of the paper's
 text that FORMULAS.md lists as defective; passed=True means it was shown wrong, as documented).
 """
@@ -23,12 +24,15 @@ import sympy as sp
 
 KINDS = ("claim", "erratum")
 METHODS = ("symbolic", "exact", "numeric")
+#: method of a record whose check raised (passed = False; never counted as a proof method)
+CRASHED = "crashed"
 METHOD_TEXT = {
     "symbolic": "sympy proof for all parameter values (identity reduced to 0, sign from the "
     "assumptions, exhaustive case split, induction from a derived map)",
     "exact": "a statement about stated values (witness or counterexample) in exact rational "
     "arithmetic or certified interval arithmetic (mpmath.iv, outward rounding)",
     "numeric": "every one of n_points random points within the tolerance tol",
+    CRASHED: "the check raised an exception (recorded as failed, with the error in `detail`)",
 }
 RECORD_KEYS = (
     "id",
@@ -112,7 +116,7 @@ def run_check(check: Check, n_random: int = 1000, tol: float = 1e-9, seed: int =
         if out.method not in METHODS:
             raise ValueError(f"unknown method {out.method!r}")
     except Exception as err:  # a crashing check is a failed check, never a crashed stage
-        out = Outcome(False, "symbolic", f"check raised {type(err).__name__}: {err}")
+        out = Outcome(False, CRASHED, f"check raised {type(err).__name__}: {err}")
     return {
         "id": check.id,
         "claim": check.claim,

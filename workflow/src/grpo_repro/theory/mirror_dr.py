@@ -123,17 +123,26 @@ def mirror_converges(ctx: Context) -> Outcome:
     square = equal(gap, (p - sp.Rational(1, 2)) ** 2)  # p(1-p)+eps <= 1/4 + eps
     m = 2 / (beta * sp.sqrt(1 + 4 * eps))
     ok_m = equal(m, 1 / (beta * sp.sqrt(sp.Rational(1, 4) + eps)))
-    # induction: x_{n-1} >= L + (n-1) m (g_prev >= 0) and incr - m >= 0 (slack, from the square)
-    g_prev, slack = sp.symbols("g_prev slack", nonnegative=True)
-    x_next = (L + (n - 1) * m + g_prev) + (m + slack)
+    # increment >= m: with s1 = sqrt(1/4+eps) >= s2 = sqrt(p(1-p)+eps) > 0,
+    # incr - m = (s1 - s2)/(beta s1 s2) = (s1^2 - s2^2)/(beta s1 s2 (s1 + s2)), s1^2 - s2^2 = gap
+    s1, s2, g = sp.symbols("s1 s2 gap", positive=True)
+    slack = (1 / (beta * s2) - 1 / (beta * s1)).subs(s1, sp.sqrt(s2**2 + g))
+    slack_form = g / (beta * s2 * sp.sqrt(s2**2 + g) * (s2 + sp.sqrt(s2**2 + g)))
+    ok_slack = equal(slack, slack_form) and slack_form.is_nonnegative
+    ok_slack = ok_slack and equal(incr - m, slack.subs({s2: sp.sqrt(p * (1 - p) + eps), g: gap}))
+    # induction: x_{n-1} >= L + (n-1) m (g_prev >= 0) and the derived increment = m + slack
+    g_prev = sp.Symbol("g_prev", nonnegative=True)
+    x_next = (L + (n - 1) * m + g_prev) + (m + slack_form)
     step = sp.expand(x_next - (L + n * m)).is_nonnegative
     lim = sp.limit(sigma(L + n * m), n, sp.oo)
-    ok = ok_incr and square and ok_m and bool(step) and lim == 1
+    ok = ok_incr and square and ok_m and bool(ok_slack) and bool(step) and lim == 1
     return Outcome(
         ok,
         "symbolic",
         "derived increment logit p_n - logit p_{n-1} = Omega(p_{n-1})/beta; 1/4 + eps - "
-        "(p(1-p)+eps) = (p-1/2)^2 >= 0 so the increment is >= m = 2/(beta sqrt(1+4eps)); "
+        "(p(1-p)+eps) = (p-1/2)^2 >= 0, and increment - m = gap/(beta s2 s1 (s1+s2)) >= 0 "
+        f"(s1 = sqrt(1/4+eps), s2 = sqrt(p(1-p)+eps); proven: {bool(ok_slack)}) with m = "
+        "2/(beta sqrt(1+4eps)); "
         f"induction x_n >= L + n m; lim sigma(L + n m) = {lim}",
     )
 

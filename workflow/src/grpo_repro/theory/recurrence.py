@@ -116,25 +116,24 @@ def h_shape(ctx: Context) -> Outcome:
 
 @register(
     "rec.continuity",
-    "For eps > 0, h is continuous on [0,1] (p(1-p)+eps >= eps > 0), so a fixed "
-    "point exists (Brouwer); for eps = 0, Omega -> +inf at p -> 0+ and 1- (h undefined there)",
+    "For eps > 0, h is continuous on [0,1] (p(1-p)+eps >= eps > 0), so a fixed point exists "
+    "(Brouwer); eps = 0: see the erratum err.prop1_eps_zero",
     "Prop. 1 (App. C)",
     SEC,
+    related=("err.prop1_eps_zero",),
 )
 def continuity(ctx: Context) -> Outcome:
     s = p * (1 - p) + eps
     ok_in = positive_on_unit_interval(s - eps, p) and s.subs(p, 0) == eps and s.subs(p, 1) == eps
-    lim0 = sp.limit(1 / sp.sqrt(p * (1 - p)), p, 0, "+")
-    q = sp.Symbol(
-        "q", positive=True
-    )  # p = 1 - q, q -> 0+ (direct p -> 1- trips a sympy branch bug)
-    lim1 = sp.limit(1 / sp.sqrt((1 - q) * q), q, 0, "+")
-    ok = ok_in and lim0 == sp.oo and lim1 == sp.oo
+    h = gb.h_derived(p, sp.Symbol("p_ref", positive=True), beta, eps)
+    at_ends = [h.subs(p, v) for v in (0, 1)]
+    ok = ok_in and all(v.is_finite is not False and not v.has(sp.zoo, sp.nan) for v in at_ends)
     return Outcome(
         ok,
         "symbolic",
-        "p(1-p) > 0 on (0,1) and = 0 at 0, 1, so p(1-p)+eps >= eps > 0 and h is a "
-        f"composition of continuous maps on [0,1]; eps = 0: limits of Omega at 0+, 1- are {lim0}, {lim1}",
+        "p(1-p) > 0 on (0,1) and = 0 at 0, 1, so p(1-p)+eps >= eps > 0 and the derived h "
+        "(gibbs.h_derived: Thm 8 PoS with the eq. (4) weights) is a composition of continuous "
+        f"maps on [0,1]; h(0) = {sp.simplify(at_ends[0])}",
     )
 
 
@@ -214,17 +213,18 @@ def amplification_numeric(ctx: Context) -> Outcome:
     "p_ref = 0 gives h = 0 (absorbing: GRPO cannot create successes); p_ref = 1 gives h = 1",
     "Sec. 3; Thm 3 boundary cases",
     SEC,
+    related=("num.edges",),
 )
 def boundaries(ctx: Context) -> Outcome:
     pr = sp.Symbol("p_ref", nonnegative=True)
-    x = sp.exp(1 / (beta * sp.sqrt(p * (1 - p) + eps)))  # exp(Omega/beta)
-    h = pr * x / (pr * x + (1 - pr))  # Thm 8 form (p_o e^{w+}/Z), defined at 0, 1
+    h = gb.h_derived(p, pr, beta, eps)  # Thm 8 form p_o e^{w+}/Z, defined at p_ref in {0, 1}
     ok = h.subs(pr, 0) == 0 and sp.cancel(h.subs(pr, 1)) == 1
     return Outcome(
         ok,
         "symbolic",
-        "Thm 8 form h = p_ref X/(p_ref X + 1 - p_ref), X = exp(Omega(p)/beta) "
-        "(the logit form is undefined at p_ref in {0,1}): h = 0 at p_ref = 0, h = 1 at p_ref = 1, for all p",
+        "the derived h (gibbs.h_derived, Thm 8 form p_ref e^{w+/beta} / (p_ref e^{w+/beta} + "
+        "(1-p_ref) e^{-w-/beta}); the logit form is undefined at p_ref in {0,1}): h = 0 at "
+        "p_ref = 0, h = 1 at p_ref = 1, for all p; the product's maps there: num.edges",
     )
 
 
