@@ -180,6 +180,7 @@ def test_evaluate_checkpoint_script_end_to_end(tiny_policy, default_config, tmp_
             model=str(model_dir), splits=config["eval"]["splits"], settings=eval_settings(config)
         ),
         wildcards=SimpleNamespace(run="ref", step="0"),
+        config=config,
         threads=1,
         log=[str(log)],
     )

@@ -214,9 +214,11 @@ def run_checkpoint_eval(
     threads: int = 1,
     progress: bool = True,
     device: str | None = None,
+    batch_prompts: int | None = None,
 ) -> dict:
     """Evaluate one model on every split of `data` ({split: jsonl}), writing outputs[split] =
     (csv, json). `settings`: seed, eval (the config section), temperature (resolved) and bf16.
+    batch_prompts: prompts per sampler batch (speed only, config.SPEED_ONLY; default: eval's).
     Returns {split: mean strict p_hat}. The rule evaluate_checkpoint."""
     import torch
 
@@ -233,6 +235,12 @@ def run_checkpoint_eval(
     )
     if device is None:
         device = "cuda" if ecfg["backend"] == "vllm" or torch.cuda.is_available() else "cpu"
+    if int(step) > 0:  # a training checkpoint: say how to recover a lost or damaged one
+        from grpo_repro.train.checkpoints import checkpoint_problem, recovery_hint
+
+        problem = checkpoint_problem(model_dir)
+        if problem:
+            raise RuntimeError(f"checkpoint {model_dir}: {problem}; {recovery_hint(model_dir)}")
     t_load = time.perf_counter()
     dtype, autocast = eval_precision(ecfg["dtype"], settings["bf16"], str(device))
     model, tokenizer = load_policy(
@@ -243,7 +251,7 @@ def run_checkpoint_eval(
         model,
         tokenizer,
         model_path=model_dir,
-        batch_prompts=int(ecfg["batch_prompts"]),
+        batch_prompts=int(ecfg["batch_prompts"] if batch_prompts is None else batch_prompts),
     )
     digest = model_hash(model_dir)
     load_s = time.perf_counter() - t_load
