@@ -6,11 +6,13 @@ excerpt, the paper's code path, the smallest whole graph whose data comes from f
     it loads, naming the key, file and line; results/data/ is untouched;
   - the edit reverted: "Nothing to be done" (no training, no evaluation reruns);
   - a speed-only setting changed (eval.batch_prompts): nothing to be done;
-  - a GRPO seed added: only the new seed's runs are scheduled.
+  - a GRPO seed added: only the new seed's runs are scheduled;
+  - a gold answer edited in the local GSM8K file: data_prepare is scheduled again.
 (The fault-tolerance check's organism configuration generates its data, so no data size can
 exceed a file there.)
 """
 
+import json
 import os
 
 import pytest
@@ -68,3 +70,14 @@ def test_bad_data_edit_then_revert_reruns_nothing(tmp_path):
     assert more.returncode == 0, more.log[-3000:]
     assert job_counts(more.log)["train_grpo"] == len(cfg["variants"]), more.log[-3000:]
     assert "train_reference" not in job_counts(more.log)
+
+    edit.write_text("{}\n")  # a gold answer edited in the local GSM8K file: the prompts are redone
+    data = wd / cfg["data"]["gsm8k_train_path"]
+    first_line, rest = data.read_text().split("\n", 1)
+    record = json.loads(first_line)
+    record["answer"] = record["answer"].rsplit("####", 1)[0] + "#### 123456"
+    data.write_text(json.dumps(record) + "\n" + rest)
+    stale = _run(wd, "-n")
+    assert stale.returncode == 0 and job_counts(stale.log).get("data_prepare") == 1, stale.log[
+        -3000:
+    ]

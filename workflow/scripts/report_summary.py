@@ -19,7 +19,7 @@ s = summary.build(
     run_configs={v: io.read_json(p)["config"] for v, p in zip(variants, inp.runs)},
     train_logs=dict(zip(sm.params.runs, inp.train_logs)),
     config=sm.params.config,
-    bench=summary.benchmarks(sm.params.benchmarks),
+    bench=summary.benchmarks(sm.params.benchmarks, summary.UPSTREAM_STAGES),
     splits=io.read_json(inp.splits),
 )
 s["provenance"] = {

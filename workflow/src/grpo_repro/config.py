@@ -296,13 +296,21 @@ def speed_setting(config: dict, section: str, key: str):
     return config[section][key]
 
 
+def without_speed_only(config: dict) -> dict:
+    """The configuration less its speed-only settings (SPEED_ONLY): what a record of the run's
+    settings (summary.json) holds, so that changing them reruns nothing."""
+    return {
+        k: ({kk: vv for kk, vv in v.items() if kk not in SPEED_ONLY[k]} if k in SPEED_ONLY else v)
+        for k, v in config.items()
+    }
+
+
 def eval_settings(config: dict) -> dict:
     """What evaluation's results depend on: seed, the eval section (less its speed-only keys),
     the resolved temperature and train.bf16."""
-    ecfg = {k: v for k, v in config["eval"].items() if k not in SPEED_ONLY["eval"]}
     return {
         "seed": config["seed"],
-        "eval": ecfg,
+        "eval": without_speed_only(config)["eval"],
         "temperature": eval_temperature(config),
         "bf16": config["train"]["bf16"],
     }
