@@ -29,6 +29,9 @@ rule evaluate_checkpoint:
     resources:
         mem_mb=3000,
         runtime=30 if ORGANISM else 240,  # minutes (the SLURM profile may override)
+        # speed only: a resource is no rerun trigger (Snakemake 9 reruns on mtime, params,
+        # input, software-env, code), so changing eval.batch_prompts reruns nothing
+        batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),
     params:
         model=checkpoint_dir,
         splits=SPLITS,

@@ -2,7 +2,6 @@
 results/evaluate/{variant}/{split}/step_{step}.csv + .json (grpo_repro.evaluate.run)."""
 
 from grpo_repro import io
-from grpo_repro.config import speed_setting
 from grpo_repro.evaluate.run import run_checkpoint_eval
 from grpo_repro.preflight import check_device
 
@@ -22,6 +21,6 @@ run_checkpoint_eval(
     data,
     outputs,
     threads=sm.threads,
-    # speed only: read from the configuration, not params, so a change reruns nothing
-    batch_prompts=speed_setting(sm.config, "eval", "batch_prompts"),
+    # speed only (config.SPEED_ONLY): a resource, not a param, so a change reruns nothing
+    batch_prompts=sm.resources.batch_prompts,
 )

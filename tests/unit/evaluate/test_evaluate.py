@@ -180,7 +180,7 @@ def test_evaluate_checkpoint_script_end_to_end(tiny_policy, default_config, tmp_
             model=str(model_dir), splits=config["eval"]["splits"], settings=eval_settings(config)
         ),
         wildcards=SimpleNamespace(run="ref", step="0"),
-        config=config,
+        resources=SimpleNamespace(batch_prompts=config["eval"]["batch_prompts"]),
         threads=1,
         log=[str(log)],
     )

@@ -285,8 +285,8 @@ def eval_temperature(config: dict) -> float:
 
 
 #: settings that change only how fast a job runs, never its results: not a job's params, so that
-#: changing them reruns nothing (Snakemake reruns a job whose params changed; a job reads these
-#: from the configuration directly, `speed_setting`)
+#: changing them reruns nothing (Snakemake reruns a job whose params changed; a rule passes these
+#: as resources, `speed_setting`, which are no rerun trigger)
 SPEED_ONLY = {"eval": ("batch_prompts",)}
 
 
