@@ -211,10 +211,11 @@ def train(
         history = trainer.state.log_history
         if trainer.is_world_process_zero():  # the log with TRL's final row, for a later rerun
             io.write_json(final_log, history, sort_keys=False)
-    elif final_log.exists():  # the run had finished (TRL would take one more step): its log
-        history = io.read_json(final_log)
-    else:  # killed between its last checkpoint and the end of train(): the checkpoint's log
-        history = trainer.state.load_from_json(str(Path(resume) / "trainer_state.json")).log_history
+    else:  # the run had finished: nothing to train (TRL would take one more step)
+        trainer.state = trainer.state.load_from_json(str(Path(resume) / "trainer_state.json"))
+        # its whole log; killed between its last checkpoint and the end of train(): the
+        # checkpoint's, without TRL's final row (train_loss, train_runtime, total_flos)
+        history = io.read_json(final_log) if final_log.exists() else trainer.state.log_history
     trainer.accelerator.wait_for_everyone()
     if trainer.is_world_process_zero():
         write_log(history, out_dir / "train_log.csv")
