@@ -242,3 +242,17 @@ def test_run_settings_leave_out_seeds_and_speed_only_keys():
     assert "seeds" not in cfg.train_settings(a)["train"]
     assert cfg.eval_settings(a) == cfg.eval_settings(b)
     assert cfg.speed_setting(b, "eval", "batch_prompts") == 5
+
+
+def test_snakemake_names_the_users_file_for_the_tokenizer(tmp_path):
+    """The Snakefile's config/config.yaml comes last in workflow.configfiles but is overridden by
+    --configfile files: the error names the user's file (issue 24: it named config.yaml:104)."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("data:\n  source: gsm8k\n")
+    res = snakemake(["-n", "--configfile", str(mine)], ROOT, timeout=120)
+    assert res.returncode != 0 and f"'model.name_or_path' ({mine}:2, data.source)" in res.log
+    assert cfg.precedence(["a.yaml", "b.yaml", "config.yaml"]) == [
+        "config.yaml",
+        "a.yaml",
+        "b.yaml",
+    ]

@@ -22,8 +22,9 @@ from grpo_repro.data.sizes import check_sizes, n_epoch_prompts
 from grpo_repro.fixed_point import runs as fp_runs
 from grpo_repro.train.schedule import checkpoint_steps
 
+CONFIG_FILES = cfg.precedence(workflow.configfiles)  # the default file first, then --configfile's
 try:
-    cfg.check(config, workflow.configfiles)
+    cfg.check(config, CONFIG_FILES)
 except cfg.ConfigError as err:
     raise WorkflowError(str(err)) from None
 validate(config, str(cfg.SCHEMA_PATH))
@@ -35,7 +36,7 @@ DRYRUN = any(
 try:
     # local data and model exist (hub ids: offline runs only); the data sizes fit the data
     check_sources(config, check_hub=not DRYRUN)
-    DATA_SIZES = check_sizes(config, workflow.configfiles, check_hub=not DRYRUN)
+    DATA_SIZES = check_sizes(config, CONFIG_FILES, check_hub=not DRYRUN)
 except ValueError as err:
     raise WorkflowError(str(err)) from None
 
@@ -280,9 +281,7 @@ def on_start():
     from grpo_repro.preflight import PreflightError, check_at_start
 
     try:
-        check_at_start(
-            config, local=workflow.local_exec and not workflow.touch, files=workflow.configfiles
-        )
+        check_at_start(config, local=workflow.local_exec and not workflow.touch, files=CONFIG_FILES)
     except PreflightError as err:
         raise WorkflowError(str(err)) from None
 

@@ -59,6 +59,14 @@ def check_yaml_files(files: Iterable[str | Path]) -> None:
         load_yaml(f)
 
 
+def precedence(configfiles: list) -> list:
+    """Snakemake's list of configuration files (workflow.configfiles) in the order they override
+    each other: the Snakefile's `configfile:` is appended last but is overridden by every
+    --configfile file, so it goes first (a key is then located in the file that set its value)."""
+    files = list(configfiles)
+    return files[-1:] + files[:-1]
+
+
 def key_line(path: str | Path, keys: Iterable[Any]) -> int | None:
     """1-based line of the nested key `keys` in the YAML file `path` (None if absent)."""
     try:
