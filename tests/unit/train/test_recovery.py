@@ -86,3 +86,22 @@ def test_checkpoint_problem_and_hint(tmp_path):
     (path / "model.safetensors").write_bytes(b"\x00garbage")
     assert "model.safetensors unreadable" in ck.checkpoint_problem(path)
     assert f"delete {tmp_path}/grpo/seed_0/run.json and rerun" in ck.recovery_hint(path)
+
+
+@pytest.mark.parametrize("damage", ["deleted", "corrupt"])
+def test_evaluation_of_a_lost_checkpoint_says_how_to_recover(
+    tiny_policy, default_config, tmp_path, damage
+):
+    """Evaluation names the checkpoint and the recovery (issue 24: after deleting it as told, the
+    next attempt failed with HFValidationError)."""
+    from grpo_repro.config import eval_settings
+    from grpo_repro.evaluate.run import run_checkpoint_eval
+
+    ref, _ = tiny_policy
+    step = tmp_path / "grpo" / "seed_0" / "checkpoints" / "step_4"
+    if damage == "corrupt":
+        shutil.copytree(ref, step)
+        (step / "model.safetensors").write_bytes(b"\x00garbage")
+    settings = eval_settings(default_config)
+    with pytest.raises(RuntimeError, match=r"step_4: .*delete .*seed_0/run.json and rerun"):
+        run_checkpoint_eval(str(step), settings, "grpo/seed_0", 4, {}, {}, batch_prompts=4)
