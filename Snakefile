@@ -6,9 +6,17 @@ Sec. 6) -> evaluate (50 samples per question) -> report (trajectories, amplifica
 Default: `snakemake -c2` (CPU, offline, minutes). Paper: `--configfile config/paper.yaml`.
 """
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
+from grpo_repro.config import ConfigError, load_yaml
+
 min_version("9.0")
+
+try:  # a YAML error named with file and line (Snakemake's own message names neither)
+    load_yaml("config/config.yaml")
+except ConfigError as err:
+    raise WorkflowError(str(err)) from None
 
 
 configfile: "config/config.yaml"

@@ -194,3 +194,65 @@ def test_stage_provenance(tmp_path, default_config):
         "grpo/step_4.csv": file_hash(tmp_path / "evaluate" / "grpo" / "step_4.csv")
     }
     assert json.loads((tmp_path / "train" / "PROVENANCE.json").read_text())["files"] == {}
+
+
+# ---------------------------------------------------------------- issue 24: messages naming the culprit
+def test_yaml_syntax_error_names_file_and_line(tmp_path):
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("train:\n  beta: 0.1\n  seeds: [0, 1\n")
+    with pytest.raises(cfg.ConfigError, match=r"mine.yaml:\d: not valid YAML"):
+        cfg.load_yaml(bad)
+    bad.write_text("train:\n  beta: 0.1\n\tseeds: [0]\n")
+    with pytest.raises(cfg.ConfigError, match=r"mine.yaml:3: not valid YAML.*a tab"):
+        cfg.load_yaml(bad)
+    assert cfg.main([str(DEFAULT), str(bad)]) == 1
+
+
+def test_number_written_as_a_string_gets_a_hint():
+    config = base()
+    config["train"]["learning_rate"] = "1e-5"  # what YAML 1.1 reads from `learning_rate: 1e-5`
+    with pytest.raises(cfg.ConfigError, match=r"train.learning_rate.*write .*e.g. 1.0e-5"):
+        cfg.check(config)
+
+
+def test_val_split_without_val_data_names_the_key(tmp_path):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("data:\n  n_val: 0\neval:\n  splits: [val]\n")
+    config = cfg.merge(base(), cfg.load_yaml(mine))
+    with pytest.raises(cfg.ConfigError, match=r"'eval.splits' \(.*mine.yaml:4\).*data.n_val is 0"):
+        cfg.check(config, [DEFAULT, mine])
+
+
+def test_tokenizer_error_names_the_users_file(tmp_path):
+    """gsm8k with the word-level tokenizer: the culprit is the user's file, not the default one."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("seed: 0\ndata:\n  source: gsm8k\n")
+    config = cfg.merge(base(), cfg.load_yaml(mine))
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.check(config, [DEFAULT, mine])
+    assert f"'model.name_or_path' ({mine}:3, data.source)" in str(err.value)
+
+
+def test_run_settings_leave_out_seeds_and_speed_only_keys():
+    """Adding a GRPO seed changes no existing run's params; eval.batch_prompts no evaluation's."""
+    a, b = base(), base()
+    b["train"]["seeds"] = [0, 1, 2, 3]
+    b["eval"]["batch_prompts"] = 5
+    assert cfg.train_settings(a) == cfg.train_settings(b)
+    assert "seeds" not in cfg.train_settings(a)["train"]
+    assert cfg.eval_settings(a) == cfg.eval_settings(b)
+    assert cfg.speed_setting(b, "eval", "batch_prompts") == 5
+
+
+def test_snakemake_names_the_users_file_for_the_tokenizer(tmp_path):
+    """The Snakefile's config/config.yaml comes last in workflow.configfiles but is overridden by
+    --configfile files: the error names the user's file (issue 24: it named config.yaml:104)."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("data:\n  source: gsm8k\n")
+    res = snakemake(["-n", "--configfile", str(mine)], ROOT, timeout=120)
+    assert res.returncode != 0 and f"'model.name_or_path' ({mine}:2, data.source)" in res.log
+    assert cfg.precedence(["a.yaml", "b.yaml", "config.yaml"]) == [
+        "config.yaml",
+        "a.yaml",
+        "b.yaml",
+    ]

@@ -130,3 +130,25 @@ def test_workflow_stops_on_missing_model_path(tmp_path):
         timeout=120,
     )
     assert res.returncode != 0 and "absent does not exist" in res.stdout + res.stderr
+
+
+def test_hub_dataset_unreachable_stops_the_workflow_at_load(tmp_path):
+    """A built model (nothing of its own to download) with GSM8K from the hub: the workflow no
+    longer sets HF_HUB_OFFLINE for it, and an unreachable, uncached hub dataset stops the run
+    when it loads, naming the key, before any job (issue 24: found only in data_prepare)."""
+    import os
+
+    from tests.helpers import copy_workflow, job_counts, snakemake
+
+    wd = copy_workflow(tmp_path / "wf")
+    (wd / "config" / "mine.yaml").write_text("data:\n  gsm8k_train_path: null\n")
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    env.update(HF_HOME=str(tmp_path / "hf"), HF_DATASETS_OFFLINE="0")
+    res = snakemake(
+        ["-c1", "data_prepare", "--configfile", "config/smoke.yaml", "config/mine.yaml"],
+        wd,
+        env,
+        timeout=300,
+    )
+    assert res.returncode != 0 and "config key 'data.gsm8k_train_path' is null" in res.log
+    assert not job_counts(res.log) and not (wd / "results").exists()

@@ -95,6 +95,7 @@ res = run_checkpoint_eval(
     {"test": out / "test.jsonl"},
     {"test": (out / "eval.csv", out / "eval.json")},
     progress=False,
+    batch_prompts=config["eval"]["batch_prompts"],
 )
 meta = json.loads((out / "eval.json").read_text())
 tps = meta["timing"]["tokens_per_s"]

@@ -19,13 +19,15 @@ from grpo_repro.report.registry import CATEGORIES, PLOTS
 from grpo_repro.report.registry import active as active_plots
 from grpo_repro.report.tables import eval_entries
 from grpo_repro.report.temperature import entries as temperature_entries
-from grpo_repro.data.sets import check_sources, n_epoch_prompts
+from grpo_repro.data.sets import check_sources
+from grpo_repro.data.sizes import check_sizes, n_epoch_prompts
 from grpo_repro.evaluate import tasks as ev_tasks
 from grpo_repro.fixed_point import runs as fp_runs
 from grpo_repro.train.schedule import checkpoint_steps
 
+CONFIG_FILES = cfg.precedence(workflow.configfiles)  # the default file first, then --configfile's
 try:
-    cfg.check(config, workflow.configfiles)
+    cfg.check(config, CONFIG_FILES)
 except cfg.ConfigError as err:
     raise WorkflowError(str(err)) from None
 validate(config, str(cfg.SCHEMA_PATH))
@@ -35,8 +37,9 @@ DRYRUN = any(
     for a in sys.argv[1:]
 )
 try:
-    # local data and model exist (hub ids: offline runs only)
+    # local data and model exist (hub ids: offline runs only); the data sizes fit the data
     check_sources(config, check_hub=not DRYRUN)
+    DATA_SIZES = check_sizes(config, CONFIG_FILES, check_hub=not DRYRUN)
 except ValueError as err:
     raise WorkflowError(str(err)) from None
 
@@ -47,10 +50,14 @@ RESULTS = "results"
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"  # Snakemake benchmark files: wall time and memory of every job
 ORGANISM = config["model"]["name_or_path"] is None
-if ORGANISM:
+HUB_DATA = config["data"]["source"] == "gsm8k" and None in (
+    config["data"]["gsm8k_train_path"],
+    config["data"]["gsm8k_test_path"],
+)
+if ORGANISM and not HUB_DATA:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing to download: avoid ~25 s of hub retries
 REF_MODEL = f"{RESULTS}/train/ref/model" if ORGANISM else config["model"]["name_or_path"]
-N_EPOCH_PROMPTS = n_epoch_prompts(config)
+N_EPOCH_PROMPTS = n_epoch_prompts(config, DATA_SIZES)
 STEPS = checkpoint_steps(config["train"], N_EPOCH_PROMPTS)  # step 0 = pi_ref
 SRC = "workflow/src"
 SCRIPTS = "workflow/scripts"
@@ -64,12 +71,9 @@ EVAL_SPLITS = ev_tasks.task_splits(
     config
 )  # the splits evaluation reads (eval.splits + temperature_splits)
 RUN_WILDCARDS = "{variant}/seed_{seed}"
-# what GRPO training reads (the prompts and pi_ref are its inputs): other keys never retrain
-TRAIN_CONFIG = {
-    "seed": config["seed"],
-    "train": config["train"],
-    "data": {"answer_mode": config["data"]["answer_mode"]},
-}
+# what GRPO training reads (the prompts and pi_ref are its inputs): other keys, and the list of
+# GRPO seeds (each run has its own), never retrain
+TRAIN_CONFIG = cfg.train_settings(config)
 REPORT = f"{RESULTS}/report"
 REPORT_DATA = f"{REPORT}/data"
 EVAL_ENTRIES = eval_entries(RESULTS, VARIANTS, SEEDS, SPLITS, STEPS)
@@ -139,6 +143,15 @@ def data_outputs(root=RESULTS):
     if ORGANISM:
         out["sft"] = f"{root}/data/sft.jsonl"
     return out
+
+
+def data_inputs():
+    """The local GSM8K files data_prepare reads: an edited file reruns it."""
+    data = config["data"]
+    if data["source"] != "gsm8k":
+        return {}
+    paths = {s: data[f"gsm8k_{s}_path"] for s in ("train", "test")}
+    return {f"gsm8k_{s}": p for s, p in paths.items() if p is not None}
 
 
 def data_targets():
@@ -294,9 +307,7 @@ def on_start():
     from grpo_repro.preflight import PreflightError, check_at_start
 
     try:
-        check_at_start(
-            config, local=workflow.local_exec and not workflow.touch, files=workflow.configfiles
-        )
+        check_at_start(config, local=workflow.local_exec and not workflow.touch, files=CONFIG_FILES)
     except PreflightError as err:
         raise WorkflowError(str(err)) from None
 

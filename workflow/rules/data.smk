@@ -10,6 +10,7 @@ rule data_prepare:
     """The prompt sets (JSONL: train, val, test, the training pool, the organism's SFT data), their
     sizes and difficulty mix (splits.json) and the tokenizer that rendered them."""
     input:
+        **data_inputs(),
         code=code("data_prepare.py"),
     output:
         **data_outputs(),

@@ -30,6 +30,9 @@ rule evaluate_reference:
     resources:
         mem_mb=3000,
         runtime=30 if ORGANISM else 240,  # minutes (the SLURM profile may override)
+        # speed only: a resource is no rerun trigger (Snakemake 9 reruns on mtime, params,
+        # input, software-env, code), so changing eval.batch_prompts reruns nothing
+        batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),
     params:
         run="ref",
         models={0: REF_MODEL},
@@ -60,6 +63,7 @@ rule evaluate_run:
     resources:
         mem_mb=3000,
         runtime=60 if ORGANISM else 720,  # minutes (the SLURM profile may override)
+        batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),  # speed only
     params:
         run=lambda w: f"{w.variant}/seed_{w.seed}",
         models=lambda w: checkpoints(f"{w.variant}/seed_{w.seed}"),

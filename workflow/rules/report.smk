@@ -198,7 +198,7 @@ rule report_summary:
     params:
         variants=VARIANTS,
         runs=RUNS,
-        config=config,
+        config=cfg.without_speed_only(config),  # speed-only settings rerun nothing
         benchmarks=BENCH,  # optional Snakemake benchmark files, read if present
     script:
         "../scripts/report_summary.py"

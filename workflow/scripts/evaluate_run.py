@@ -18,4 +18,6 @@ run_eval_job(
     sm.params.run,
     dict(zip(sm.params.splits, sm.input.data)),
     threads=sm.threads,
+    # speed only (config.SPEED_ONLY): a resource, not a param, so a change reruns nothing
+    batch_prompts=sm.resources.batch_prompts,
 )

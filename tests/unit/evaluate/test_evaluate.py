@@ -1,6 +1,6 @@
 """Checkpoint evaluation: reproducible tables, batch-size invariance within sampling noise,
 resumption of an interrupted job to the identical table, atomic outputs, and the
-evaluate_checkpoint script end to end on a tiny organism model."""
+evaluate_run script end to end on a tiny organism model."""
 
 import json
 import runpy
@@ -193,6 +193,7 @@ def test_evaluate_run_script_end_to_end(tiny_policy, default_config, tmp_path):
             splits=splits,
             settings=eval_settings(config),
         ),
+        resources=SimpleNamespace(batch_prompts=config["eval"]["batch_prompts"]),
         threads=1,
         log=[str(log)],
     )

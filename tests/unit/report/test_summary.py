@@ -228,3 +228,13 @@ def test_training_frame_reads_every_run(tmp_path):
     f = training_frame(logs)
     assert set(f["metric"]) == {"reward", "kl", "entropy"} and set(f["seed"]) == {0, 1}
     assert len(f[(f.metric == "reward") & (f.seed == 0)]) == 2  # logged at generation steps only
+
+
+def test_benchmark_list_holds_only_upstream_stages(tmp_path):
+    """summary.json's benchmark list: the summary's upstream stages only, sorted; a figure or
+    report job still running when it is written changes nothing (issue 24)."""
+    for rel in ("train/b.tsv", "evaluate/a.tsv", "figures/x.tsv", "report/y.tsv", "data/d.tsv"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("s\tmax_rss\n1.0\t10\n")
+    got = [b["file"] for b in summary.benchmarks(tmp_path, summary.UPSTREAM_STAGES)]
+    assert got == ["data/d.tsv", "evaluate/a.tsv", "train/b.tsv"]

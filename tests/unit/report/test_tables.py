@@ -200,3 +200,30 @@ def test_trajectory_selection_is_seeded():
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def _cut(path, text):
+    path.write_text(text)
+    with pytest.raises(ValueError) as err:
+        tables.read_eval_table(path)
+    return str(err.value)
+
+
+def test_eval_table_refuses_a_damaged_table(tmp_path):
+    """A table cut mid-row, a NaN count or a row count that differs from the sidecar's is refused
+    (issue 24: a cut table was read with NaN counts, and shares changed without an error)."""
+    p = tmp_path / "step_4.csv"
+    counts_table(["a", "b", "c"], [1, 2, 3], 16).to_csv(p, index=False)
+    text = p.read_text()
+    assert len(tables.read_eval_table(p)) == 3
+    assert "last row is cut" in _cut(p, text[: text.rindex(",") - 2])
+    head, *rows = text.splitlines()
+    rows[1] = ",".join(rows[1].split(",")[:2] + [""] + rows[1].split(",")[3:])  # samples: NaN
+    assert "step_4.csv:3: no value in column samples" in _cut(p, "\n".join([head, *rows]) + "\n")
+    rows = text.splitlines()[1:]
+    assert "not a whole number" in _cut(
+        p, text.replace(rows[0].split(",", 2)[1] + ",16", "1.5,16", 1)
+    )
+    p.write_text(text)
+    (tmp_path / "step_4.json").write_text('{"n_prompts": 4}')
+    assert "3 rows, its sidecar" in _cut(p, text)

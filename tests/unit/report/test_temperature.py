@@ -174,7 +174,11 @@ def test_summary_section_names_what_it_compares_and_its_verdict():
     long = _long(rates)
     curve = tp.temperature_curve(long, n_boot=200, seed=0)
     best = tp.best_vs_best(long, curve, "test", n_boot=200, seed=0)
-    config = {"variants": ["grpo"], "eval": {"temperature": None, "splits": ["test"]}, "train": {"temperature": 1.0}}
+    config = {
+        "variants": ["grpo"],
+        "eval": {"temperature": None, "splits": ["test"]},
+        "train": {"temperature": 1.0},
+    }
     s = summary.sharpening(best, curve, config)
     md = "\n".join(markdown.sharpening_section(s))
     assert "best temperature against best temperature" in md

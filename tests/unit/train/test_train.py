@@ -116,7 +116,7 @@ def test_multi_process_checkpoint_accepted(tmp_path):
         "rng_state_0.pth",
         "rng_state_1.pth",
     ):
-        (ck / f).write_text("x")
+        (ck / f).write_text("{}")
     assert complete_trl_checkpoint(tmp_path) == str(ck)
 
 

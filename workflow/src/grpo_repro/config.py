@@ -34,10 +34,37 @@ def load_yaml(path: str | Path) -> dict:
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from err
+        raise ConfigError(yaml_error_message(path, err)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys")
     return data
+
+
+def yaml_error_message(path: str | Path, err: yaml.YAMLError) -> str:
+    """'file:line: not valid YAML (what)' of a YAML syntax error; a tab gets its own hint."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    if mark is None:
+        return f"{path}: not valid YAML: {err}"
+    what = " ".join(str(x) for x in (err.context, err.problem) if x) or str(err)
+    lines = Path(path).read_text().splitlines()
+    line = lines[mark.line] if mark.line < len(lines) else ""
+    hint = " (a tab character: YAML indents with spaces only)" if "\t" in line else ""
+    return f"{path}:{mark.line + 1}: not valid YAML: {what}{hint}: {line.strip()!r}"
+
+
+def check_yaml_files(files: Iterable[str | Path]) -> None:
+    """Raise ConfigError naming file and line of the first configuration file that is not valid
+    YAML (Snakemake's own message names neither)."""
+    for f in files:
+        load_yaml(f)
+
+
+def precedence(configfiles: list) -> list:
+    """Snakemake's list of configuration files (workflow.configfiles) in the order they override
+    each other: the Snakefile's `configfile:` is appended last but is overridden by every
+    --configfile file, so it goes first (a key is then located in the file that set its value)."""
+    files = list(configfiles)
+    return files[-1:] + files[:-1]
 
 
 def key_line(path: str | Path, keys: Iterable[Any]) -> int | None:
@@ -74,19 +101,21 @@ def _lookup(data, keys):
 _MISSING = object()
 
 
-def _where(keys: list, files: list[str | Path], config: dict | None = None) -> str:
-    """' (file:line)' of the file that set this key: the last one holding the value in `config`."""
-    value = _lookup(config, keys) if config is not None else _MISSING
+def _where(keys: list, files: list[str | Path], config: dict | None = None, related=()) -> str:
+    """' (file:line)' of the file that set this key: the last one holding the value in `config`.
+    With `related` (other key paths of a cross-field rule), the last file that set any of them."""
     for f in reversed(files):
-        line = key_line(f, keys)
-        if line is None:
-            continue
-        try:
-            in_file = _lookup(yaml.safe_load(Path(f).read_text()), keys)
-        except (OSError, yaml.YAMLError):
-            in_file = _MISSING
-        if value is _MISSING or in_file == value:
-            return f" ({f}:{line})"
+        for k in [keys, *related]:
+            value = _lookup(config, k) if config is not None else _MISSING
+            line = key_line(f, k)
+            if line is None:
+                continue
+            try:
+                in_file = _lookup(yaml.safe_load(Path(f).read_text()), k)
+            except (OSError, yaml.YAMLError):
+                in_file = _MISSING
+            if value is _MISSING or in_file == value:
+                return f" ({f}:{line}{'' if k == keys else f', {_dotted(k)}'})"
     return ""
 
 
@@ -115,8 +144,23 @@ def schema_errors(config: dict) -> list[tuple[list, str]]:
             best = jsonschema.exceptions.best_match(err.context)
             found.append((keys, f"{json.dumps(err.instance)} is invalid: {best.message}"))
             continue
-        found.append((keys, err.message))
+        found.append((keys, err.message + _number_hint(err.instance)))
     return found
+
+
+def _number_hint(value) -> str:
+    """A hint for a number YAML read as a string (YAML 1.1: 1e-5 is a string, 1.0e-5 a float)."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        number = float(value)
+    except ValueError:
+        return ""
+    return (
+        f" (YAML reads {value} as a string: write the number with a dot and a signed exponent, "
+        f"e.g. {number:.1e}".replace("e-0", "e-").replace("e+0", "e+")
+        + ")"
+    )
 
 
 def cross_field_errors(config: dict) -> list[tuple[list, str]]:
@@ -127,6 +171,7 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
         found.append((["organism", "min_steps"], "must be <= organism.max_steps"))
     data, model = config.get("data", {}), config.get("model", {})
     word_level = model.get("name_or_path") is None and org.get("tokenizer") == "word"
+    tokenizer_keys = [["data", "source"], ["organism", "tokenizer"]]
     if data.get("source") == "gsm8k" and word_level:
         found.append(
             (
@@ -135,6 +180,7 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 "null with organism.tokenizer: bpe (a byte-level BPE the pipeline trains on the "
                 "GSM8K training text, config/smoke.yaml); the organism's word-level vocabulary "
                 "cannot read GSM8K",
+                tokenizer_keys,
             )
         )
     if config.get("prompt", {}).get("template") == "chat" and word_level:
@@ -144,6 +190,16 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 "chat needs a tokenizer with a chat template: the organism's word-level "
                 "tokenizer (organism.tokenizer: word) has none; use prompt.template: plain, or "
                 "organism.tokenizer: bpe (Qwen2.5's chat template)",
+                [["organism", "tokenizer"], ["model", "name_or_path"]],
+            )
+        )
+    if "val" in config.get("eval", {}).get("splits", []) and not data.get("n_val"):
+        found.append(
+            (
+                ["eval", "splits"],
+                "holds val but data.n_val is 0 (no validation split): set data.n_val > 0 or "
+                "drop val from eval.splits",
+                [["data", "n_val"]],
             )
         )
     train = config.get("train", {})
@@ -211,10 +267,19 @@ def check(config: dict, files: Iterable[str | Path] = ()) -> dict:
         errors = cross_field_errors(config)
     if errors:
         lines = [
-            f"  config key '{_dotted(k)}'{_where(k, files, config)}: {msg}" for k, msg in errors
+            f"  config key '{_dotted(e[0])}'{_where(e[0], files, config, *e[2:])}: {e[1]}"
+            for e in errors
         ]
         raise ConfigError("invalid configuration:\n" + "\n".join(lines))
     return config
+
+
+def located(
+    keys: list, msg: str, files: Iterable[str | Path], config: dict, related=()
+) -> ConfigError:
+    """The ConfigError of one bad key, in check()'s format (key, file:line, what is wrong)."""
+    where = _where(keys, list(files), config, related)
+    return ConfigError(f"invalid configuration:\n  config key '{_dotted(keys)}'{where}: {msg}")
 
 
 def load(path: str | Path, overrides: dict | None = None) -> dict:
@@ -237,11 +302,69 @@ def eval_temperature(config: dict) -> float:
     return config["train"]["temperature"] if t is None else t
 
 
+#: settings that change only how fast a job runs, never its results: not a job's params, so that
+#: changing them reruns nothing (Snakemake reruns a job whose params changed; a rule passes these
+#: as resources, `speed_setting`, which are no rerun trigger)
+SPEED_ONLY = {"eval": ("batch_prompts",)}
+
+
+def speed_setting(config: dict, section: str, key: str):
+    """A speed-only setting (SPEED_ONLY) of the configuration."""
+    assert key in SPEED_ONLY[section], f"{section}.{key} is not a speed-only setting"
+    return config[section][key]
+
+
+def without_speed_only(config: dict) -> dict:
+    """The configuration less its speed-only settings (SPEED_ONLY): what a record of the run's
+    settings (summary.json) holds, so that changing them reruns nothing."""
+    return {
+        k: ({kk: vv for kk, vv in v.items() if kk not in SPEED_ONLY[k]} if k in SPEED_ONLY else v)
+        for k, v in config.items()
+    }
+
+
 def eval_settings(config: dict) -> dict:
-    """What evaluation reads: seed, the eval section, the resolved temperature and train.bf16."""
+    """What evaluation's results depend on: seed, the eval section (less its speed-only keys),
+    the resolved temperature and train.bf16."""
     return {
         "seed": config["seed"],
-        "eval": config["eval"],
+        "eval": without_speed_only(config)["eval"],
         "temperature": eval_temperature(config),
         "bf16": config["train"]["bf16"],
     }
+
+
+def train_settings(config: dict) -> dict:
+    """What a GRPO run reads (its params and resume fingerprint): the data seed,
+    the train section without the list of GRPO seeds (adding a seed retrains only that seed) and
+    the reward's answer mode."""
+    train = {k: v for k, v in config["train"].items() if k != "seeds"}
+    return {
+        "seed": config["seed"],
+        "train": train,
+        "data": {"answer_mode": config["data"]["answer_mode"]},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m grpo_repro.config FILE...`: the configuration files merged in order (as
+    `snakemake --configfile FILE...` merges them over config/config.yaml) and checked; every error
+    names file and line. Snakemake reads --configfile files before the workflow loads and names
+    neither file nor line on a YAML syntax error: this command does."""
+    import sys
+
+    files = list(sys.argv[1:] if argv is None else argv)
+    try:
+        config: dict = {}
+        for f in files:
+            config = merge(config, load_yaml(f))
+        check(config, files)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return 1
+    print(f"valid configuration: {' + '.join(files)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

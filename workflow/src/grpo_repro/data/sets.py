@@ -72,22 +72,6 @@ def train_pool(train: list[dict], size: int | None, seed: int) -> list[dict]:
     return [train[i] for i in idx]
 
 
-GSM8K_TRAIN_SIZE = 7473  # openai/gsm8k, config main, split train (FORMULAS.md, Sec. 6)
-
-
-def n_epoch_prompts(config: dict) -> int:
-    """Prompts in one GRPO epoch, known before any job runs (the checkpoint schedule needs it)."""
-    data = config["data"]
-    if config["train"]["on_pool"] and data["train_pool"] is not None:
-        return min(data["train_pool"], data["n_train"] or data["train_pool"])
-    if data["n_train"] is not None:
-        return data["n_train"]
-    if data["source"] == "gsm8k" and data["gsm8k_train_path"]:
-        with open(data["gsm8k_train_path"]) as f:
-            return sum(1 for line in f if line.strip())
-    return GSM8K_TRAIN_SIZE
-
-
 def check_sources(config: dict, check_hub: bool = True) -> None:
     """Fail at workflow load, before any job, on a missing local data file or model (ValueError
     naming the config key). Hub ids are only checked when HF_HUB_OFFLINE=1 and check_hub is set

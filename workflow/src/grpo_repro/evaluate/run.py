@@ -219,11 +219,13 @@ def run_eval_job(
     threads: int = 1,
     progress: bool = True,
     device: str | None = None,
+    batch_prompts: int | None = None,
 ) -> dict:
     """Evaluate one run: `tasks` (grpo_repro.evaluate.tasks.Task as dicts: step, split,
     temperature, csv, json) on the checkpoints `models` ({step: model dir}) and the prompt sets
     `data` ({split: jsonl}). `settings`: seed, eval (the config section), temperature (resolved)
-    and bf16. Each model is loaded once. Returns {(step, split, temperature): mean strict p_hat}.
+    and bf16; batch_prompts: prompts per sampler batch (speed only, config.SPEED_ONLY;
+    default: eval's). Each model is loaded once. Returns {(step, split, temperature): mean strict p_hat}.
     The rules evaluate_reference and evaluate_run.
 
     A table's partial file (its finished chunks) is kept until the whole job has finished: a job
@@ -242,7 +244,18 @@ def run_eval_job(
     ctx = torch.autocast("cuda", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
     prompts = {split: read_prompts(path) for split, path in data.items()}  # validated on read
     summary, partials = {}, []
-    for step in sorted({int(t["step"]) for t in tasks}):
+    steps = sorted({int(t["step"]) for t in tasks})
+    for step in steps:  # a training checkpoint lost or damaged: name it and the recovery, first
+        if step > 0:
+            from grpo_repro.train.checkpoints import checkpoint_problem, recovery_hint
+
+            problem = checkpoint_problem(models[step])
+            if problem:
+                raise RuntimeError(
+                    f"checkpoint {models[step]}: {problem}; {recovery_hint(models[step])}"
+                )
+    batch_prompts = int(ecfg["batch_prompts"] if batch_prompts is None else batch_prompts)
+    for step in steps:
         model_dir = models[step]
         t_load = time.perf_counter()
         model, tokenizer = load_policy(
@@ -253,7 +266,7 @@ def run_eval_job(
             model,
             tokenizer,
             model_path=model_dir,
-            batch_prompts=int(ecfg["batch_prompts"]),
+            batch_prompts=batch_prompts,
         )
         digest = model_hash(model_dir)
         load_s = time.perf_counter() - t_load

@@ -132,10 +132,23 @@ def config_diff(a, b, prefix="") -> list[str]:
     return [] if _same(a, b) else [prefix.rstrip(".")]
 
 
-def benchmarks(bench_dir: str | Path) -> list[dict]:
-    """Wall time (s) and peak memory of every Snakemake benchmark file results/benchmarks/*.tsv."""
+#: stages whose every job is upstream of the summary: their benchmark files are all written when
+#: it runs (figures, report and fixed_point jobs may still be running: their list would depend on
+#: which jobs finished first)
+UPSTREAM_STAGES = ("theory", "data", "train", "evaluate")
+
+
+def benchmarks(bench_dir: str | Path, stages: tuple[str, ...] | None = None) -> list[dict]:
+    """Wall time (s) and peak memory of every Snakemake benchmark file results/benchmarks/*.tsv
+    (of the given stages, results/benchmarks/<stage>/..., when `stages` is set), sorted by path."""
     rows = []
-    for path in sorted(glob.glob(os.path.join(str(bench_dir), "**", "*.tsv"), recursive=True)):
+    found = glob.glob(os.path.join(str(bench_dir), "**", "*.tsv"), recursive=True)
+    for path in sorted(found):
+        if (
+            stages is not None
+            and os.path.relpath(path, str(bench_dir)).split(os.sep)[0] not in stages
+        ):
+            continue
         try:
             df = pd.read_csv(path, sep="\t")
         except (pd.errors.EmptyDataError, OSError):

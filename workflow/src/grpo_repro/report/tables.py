@@ -8,12 +8,16 @@ Layout read: results/evaluate/{variant}/{split}/step_{N}.csv for N > 0 and resul
 
 from __future__ import annotations
 
+import csv
 import zlib
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from grpo_repro import io
+from grpo_repro.io import DataError
 from grpo_repro.report import EVAL_COLUMNS
 
 REF = "ref"
@@ -58,20 +62,60 @@ def eval_entries(results: str, variants, seeds, splits, steps) -> list[dict]:
     return out
 
 
+COUNTS = ("successes", "samples", "successes_lenient")  # whole numbers, never NaN
+
+
 def read_eval_table(path: str | Path) -> pd.DataFrame:
-    """One evaluation table, checked: required columns, 0 <= successes <= samples, unique prompts."""
-    df = pd.read_csv(path, dtype={"prompt_id": str})
+    """One evaluation table, checked: every row complete (a table cut by a damaged disk or an
+    editor is refused, not read with NaN), required columns, numeric values, whole counts with
+    0 <= successes <= samples, unique prompts, p_hat = successes / samples, and as many rows as
+    its JSON sidecar's n_prompts. DataError naming the file (and line) otherwise."""
+    path = Path(path)
+    redo = f"delete {path} and rerun: its evaluation job writes it again"
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    if not text.endswith("\n"):
+        raise DataError(f"{path}:{len(lines)}: the last row is cut (no end of line); {redo}")
+    df = pd.read_csv(StringIO(text), dtype={"prompt_id": str})
     missing = [c for c in EVAL_COLUMNS if c not in df.columns]
     if missing:
-        raise ValueError(f"{path}: missing columns {missing} (expected {list(EVAL_COLUMNS)})")
+        raise DataError(f"{path}: missing columns {missing} (expected {list(EVAL_COLUMNS)})")
+    width = len(next(csv.reader([lines[0]])))
+    for no, row in enumerate(csv.reader(lines[1:]), start=2):
+        if len(row) != width:
+            raise DataError(f"{path}:{no}: {len(row)} fields, the header has {width}; {redo}")
+    for col in EVAL_COLUMNS:
+        bad = df.index[df[col].isna()]
+        if len(bad):
+            raise DataError(f"{path}:{bad[0] + 2}: no value in column {col}; {redo}")
+        if col != "prompt_id" and not pd.api.types.is_numeric_dtype(df[col]):
+            raise DataError(f"{path}: column {col} is not numeric; {redo}")
+    for col in COUNTS:
+        bad = df.index[df[col] != df[col].round()]
+        if len(bad):
+            raise DataError(f"{path}:{bad[0] + 2}: {col} is not a whole number; {redo}")
     if df["prompt_id"].duplicated().any():
-        raise ValueError(f"{path}: duplicated prompt_id")
-    bad = (df["successes"] < 0) | (df["successes"] > df["samples"]) | (df["samples"] <= 0)
+        raise DataError(f"{path}: duplicated prompt_id")
+    n = df["samples"]
+    bad = (df["successes"] < 0) | (df["successes"] > n) | (n <= 0)
+    bad |= (df["successes_lenient"] < 0) | (df["successes_lenient"] > n)
     if bad.any():
-        raise ValueError(
+        raise DataError(
             f"{path}: need 0 <= successes <= samples and samples > 0 ({int(bad.sum())} rows)"
         )
-    return df[list(EVAL_COLUMNS)]
+    if not np.allclose(df["p_hat"], df["successes"] / n, rtol=0, atol=1e-9):
+        raise DataError(f"{path}: p_hat differs from successes / samples; {redo}")
+    sidecar = path.with_suffix(".json")
+    if sidecar.exists():
+        expected = io.read_json(sidecar).get("n_prompts")
+        if expected is not None and expected != len(df):
+            raise DataError(
+                f"{path}: {len(df)} rows, its sidecar {sidecar} says {expected}; {redo}"
+            )
+    df = df[list(EVAL_COLUMNS)].copy()
+    for col in COUNTS:
+        df[col] = df[col].astype(int)
+    return df
 
 
 def load_long(entries: list[dict], variants, steps) -> pd.DataFrame:

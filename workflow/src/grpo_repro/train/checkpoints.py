@@ -4,12 +4,15 @@ interrupted run resumes from its newest complete checkpoint, written under the s
 
 from __future__ import annotations
 
+import json
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 from grpo_repro import io
 from grpo_repro.models import save_policy
 
+FINAL_LOG = "log_history.json"  # work/: TRL's whole log of a finished run, final row included
 TRL_CHECKPOINT_FILES = (
     "trainer_state.json",
     "optimizer.pt",
@@ -17,17 +20,75 @@ TRL_CHECKPOINT_FILES = (
 )  # + rng_state[_rank].pth
 
 
-def complete_trl_checkpoint(work_dir: str | Path) -> str | None:
-    """Newest TRL checkpoint in work_dir with all its files (a half-written one is skipped)."""
-    cands = sorted(Path(work_dir).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
-    for cand in reversed(cands):
-        if (
+def trl_checkpoints(work_dir: str | Path) -> list[Path]:
+    """TRL's checkpoint-N directories in work_dir, oldest first."""
+    cands = [p for p in Path(work_dir).glob("checkpoint-*") if p.name.split("-")[1].isdigit()]
+    return sorted(cands, key=lambda p: int(p.name.split("-")[1]))
+
+
+def complete_trl_checkpoint(work_dir: str | Path, before: int | None = None) -> str | None:
+    """Newest TRL checkpoint in work_dir (at a step < `before` if given) with all its files and a
+    readable trainer_state.json; a half-written or damaged one is skipped, and said so."""
+    for cand in reversed(trl_checkpoints(work_dir)):
+        if before is not None and trl_checkpoint_step(str(cand)) >= before:
+            continue
+        if not (
             all((cand / f).exists() for f in TRL_CHECKPOINT_FILES)
             and any(cand.glob("*.safetensors"))
             and any(cand.glob("rng_state*.pth"))
         ):  # rng_state.pth, or rng_state_<rank>.pth per process
-            return str(cand)
+            continue
+        try:
+            json.loads((cand / "trainer_state.json").read_text())
+        except (OSError, ValueError) as err:
+            print(
+                f"[train] {cand}/trainer_state.json is damaged ({err}): this TRL checkpoint is "
+                "skipped; the run resumes from an earlier state or from pi_ref",
+                flush=True,
+            )
+            continue
+        return str(cand)
     return None
+
+
+def checkpoint_problem(path: str | Path) -> str | None:
+    """Why the saved policy at `path` (checkpoints/step_N) cannot be loaded, or None: missing,
+    no config.json, no weights, or a weights file whose safetensors header or size is wrong."""
+    path = Path(path)
+    if not path.is_dir():
+        return "missing"
+    if not (path / "config.json").is_file():
+        return "no config.json"
+    weights = sorted(path.glob("*.safetensors"))
+    if not weights:
+        return "no *.safetensors weights"
+    from safetensors import safe_open
+
+    for w in weights:
+        try:
+            with safe_open(str(w), framework="numpy") as f:
+                for name in f.keys():  # noqa: SIM118 (safe_open is not iterable)
+                    f.get_slice(name)
+        except Exception as err:  # header or buffer damaged, truncated
+            return f"{w.name} unreadable ({type(err).__name__}: {err})"
+    return None
+
+
+def bad_checkpoints(ckpt_dir: str | Path, steps: Iterable[int]) -> dict[int, str]:
+    """{step: problem} of the checkpoints/step_N among `steps` that cannot be loaded."""
+    found = {s: checkpoint_problem(Path(ckpt_dir) / f"step_{s}") for s in steps}
+    return {s: why for s, why in found.items() if why}
+
+
+def recovery_hint(checkpoint: str | Path) -> str:
+    """How to recover a missing or corrupt checkpoints/step_N: remove the run's run.json and rerun;
+    training (grpo.train) regenerates it, from its last good state (same seeds, same weights)."""
+    run_json = Path(checkpoint).parent.parent / "run.json"
+    return (
+        f"to recover, delete {run_json} and rerun the same snakemake command (with the same "
+        "--configfile): training regenerates the checkpoint from its last good state, then "
+        "evaluation reruns (README: When something goes wrong)"
+    )
 
 
 def trl_checkpoint_step(checkpoint: str | None) -> int:
@@ -58,6 +119,13 @@ def drop_checkpoints_after(ckpt_dir: Path, step: int) -> None:
     for d in ckpt_dir.glob("step_*"):
         if d.name.split("_")[1].isdigit() and int(d.name.split("_")[1]) > step:
             shutil.rmtree(d)
+
+
+def drop_trl_checkpoints_after(work_dir: Path, step: int) -> None:
+    """Remove TRL's checkpoint-N with N > step (a retrain from `step` writes them again)."""
+    for cand in trl_checkpoints(work_dir):
+        if trl_checkpoint_step(str(cand)) > step:
+            shutil.rmtree(cand)
 
 
 def make_checkpoint_callback(ckpt_dir: Path, steps: set[int], tokenizer, marker: dict | None):

@@ -13,10 +13,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from grpo_repro import io
 from grpo_repro.train.args import grpo_args
 from grpo_repro.train.checkpoints import (
+    FINAL_LOG,
+    bad_checkpoints,
     complete_trl_checkpoint,
     drop_checkpoints_after,
+    drop_trl_checkpoints_after,
     make_checkpoint_callback,
     reset_if_changed,
     trl_checkpoint_step,
@@ -104,7 +108,14 @@ def train(
     state.wait_for_everyone()  # every process sees the same work/ before choosing where to resume
     resume = complete_trl_checkpoint(work_dir)
     done = trl_checkpoint_step(resume)
+    bad = bad_checkpoints(ckpt_dir, [s for s in steps[1:] if s <= done])
+    if bad:  # a saved policy was lost or damaged: retrain from the TRL state before it
+        resume = complete_trl_checkpoint(work_dir, before=min(bad))
+        done = trl_checkpoint_step(resume)
     if state.is_main_process:
+        for s, why in sorted(bad.items()):
+            print(f"[train] {ckpt_dir}/step_{s}: {why}; retrained from step {done}", flush=True)
+        drop_trl_checkpoints_after(work_dir, done)
         drop_checkpoints_after(ckpt_dir, done)  # a step_N newer than the resumed state is redone
     state.wait_for_everyone()
     marker_file = Path(ref_path) / "organism.json"
@@ -128,13 +139,20 @@ def train(
         ],
         fast={} if config["train"]["fast_step"] else None,
     )
+    final_log = work_dir / FINAL_LOG
     if done < steps[-1]:
         trainer.train(resume_from_checkpoint=resume)
+        history = trainer.state.log_history
+        if trainer.is_world_process_zero():  # the log with TRL's final row, for a later rerun
+            io.write_json(final_log, history, sort_keys=False)
     else:  # the run had finished: nothing to train (TRL would take one more step)
         trainer.state = trainer.state.load_from_json(str(Path(resume) / "trainer_state.json"))
+        # its whole log; killed between its last checkpoint and the end of train(): the
+        # checkpoint's, without TRL's final row (train_loss, train_runtime, total_flos)
+        history = io.read_json(final_log) if final_log.exists() else trainer.state.log_history
     trainer.accelerator.wait_for_everyone()
     if trainer.is_world_process_zero():
-        write_log(trainer.state.log_history, out_dir / "train_log.csv")
+        write_log(history, out_dir / "train_log.csv")
     missing = [s for s in steps[1:] if not (ckpt_dir / f"step_{s}").exists()]
     if missing:
         raise RuntimeError(f"training finished without checkpoints for steps {missing}")
@@ -168,7 +186,7 @@ def fingerprint(config, variant, seed, ref_path, steps, records) -> dict:
         "variant": variant,
         "seed": int(seed),
         "steps": list(steps),
-        "train": config["train"],
+        "train": {k: v for k, v in config["train"].items() if k != "seeds"},  # this run: `seed`
         "answer_mode": config["data"]["answer_mode"],
         "prompts_sha256": prompts.hexdigest(),
         "ref": ref,

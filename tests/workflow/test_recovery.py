@@ -1,0 +1,83 @@
+"""Slow check (pytest -m slow): nothing finished is lost, nothing stale is used (issue 24).
+
+One finished run of the smoke configuration (config/smoke.yaml: the shipped 64-problem GSM8K
+excerpt, the paper's code path, the smallest whole graph whose data comes from files), then:
+  - one bad data edit (data.n_test: 100 > the 64 problems of the test file) stops the workflow when
+    it loads, naming the key, file and line; results/data/ is untouched;
+  - the edit reverted: "Nothing to be done" (no training, no evaluation reruns);
+  - a speed-only setting changed (eval.batch_prompts): nothing to be done;
+  - a GRPO seed added: only the new seed's runs are scheduled;
+  - a gold answer edited in the local GSM8K file: data_prepare is scheduled again.
+(The fault-tolerance check's organism configuration generates its data, so no data size can
+exceed a file there.)
+"""
+
+import json
+import os
+
+import pytest
+import yaml
+
+from tests.helpers import copy_workflow, job_counts, snakemake
+
+SMOKE = "config/smoke.yaml"
+
+
+def _run(wd, *args, timeout=3000):
+    env = {**os.environ, "PYTHONPATH": str(wd / "workflow" / "src")}
+    return snakemake(
+        [*args, "--configfile", "config/config.yaml", SMOKE, "config/edit.yaml"], wd, env, timeout
+    )
+
+
+def _stamps(wd):
+    return {
+        str(p.relative_to(wd)): p.stat().st_mtime_ns
+        for sub in ("results/data", "results/train", "results/evaluate")
+        for p in sorted((wd / sub).rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.slow
+def test_bad_data_edit_then_revert_reruns_nothing(tmp_path):
+    wd = copy_workflow(tmp_path / "wf")
+    edit = wd / "config" / "edit.yaml"
+    edit.write_text("{}\n")
+    first = _run(wd, "-c2")
+    assert first.returncode == 0, first.log[-4000:]
+    before = _stamps(wd)
+    assert any(k.startswith("results/train/") and k.endswith("run.json") for k in before)
+
+    edit.write_text("data:\n  n_test: 100\n")
+    bad = _run(wd, "-c2")
+    assert bad.returncode != 0
+    assert "'data.n_test' (" in bad.log and "edit.yaml:2)" in bad.log, bad.log[-3000:]
+    assert "holds 64" in bad.log
+    assert _stamps(wd) == before  # nothing deleted, nothing rewritten
+
+    edit.write_text("{}\n")
+    again = _run(wd, "-n")
+    assert again.returncode == 0 and "Nothing to be done" in again.log, again.log[-3000:]
+
+    edit.write_text("eval:\n  batch_prompts: 3\n")
+    speed = _run(wd, "-n")
+    assert speed.returncode == 0 and "Nothing to be done" in speed.log, speed.log[-3000:]
+
+    cfg = yaml.safe_load((wd / SMOKE).read_text())
+    edit.write_text(yaml.safe_dump({"train": {"seeds": [*cfg["train"]["seeds"], 7]}}))
+    more = _run(wd, "-n")
+    assert more.returncode == 0, more.log[-3000:]
+    assert job_counts(more.log)["train_grpo"] == len(cfg["variants"]), more.log[-3000:]
+    assert "train_reference" not in job_counts(more.log)
+
+    edit.write_text("{}\n")  # a gold answer edited in the local GSM8K file: the prompts are redone
+    data = wd / cfg["data"]["gsm8k_train_path"]
+    first_line, rest = data.read_text().split("\n", 1)
+    record = json.loads(first_line)
+    record["answer"] = record["answer"].rsplit("####", 1)[0] + "#### 123456"
+    data.write_text(json.dumps(record) + "\n" + rest)
+    stale = _run(wd, "-n")
+    assert stale.returncode == 0 and job_counts(stale.log).get("data_prepare") == 1, stale.log[
+        -3000:
+    ]
