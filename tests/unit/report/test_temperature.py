@@ -184,4 +184,6 @@ def test_summary_section_names_what_it_compares_and_its_verdict():
     assert "best temperature against best temperature" in md
     assert "| all (40 prompts) | grpo (greedy) | greedy | 80.0% | 60.0% | 20.0% [" in md
     assert s["sharpening_verdict"]["grpo"].startswith("grpo at its best temperature (greedy) beats")
+    by_class = s["sharpening_verdict_by_class"]
+    assert any("on test (misconception problems) by +" in v for v in by_class)
     assert summary.sharpening(None, None, config) == {}  # without eval.temperatures

@@ -52,6 +52,8 @@ def sharpening_section(s: dict) -> list[str]:
             f"({per}) |"
         )
     L += [""] + [f"- {v}" for v in s["sharpening_verdict"].values()] + [""]
+    if s.get("sharpening_verdict_by_class"):
+        L += ["By problem class:", ""] + [f"- {v}" for v in s["sharpening_verdict_by_class"]] + [""]
     curve = s.get("temperature_curve", [])
     temps = sorted({r["temperature"] for r in curve}, reverse=True)
     if curve:

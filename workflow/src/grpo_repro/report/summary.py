@@ -252,6 +252,10 @@ def sharpening(best: pd.DataFrame | None, curve: pd.DataFrame | None, config: di
         "best_vs_best": _records(pooled),
         "best_vs_best_by_seed": _records(ordered(best[best["seed"].astype(str) != "all"], config)),
         "sharpening_verdict": {r["variant"]: verdict(r, t_main) for r in _records(headline)},
+        # the same verdict per problem class (organism: misconception / other), failures included
+        "sharpening_verdict_by_class": [
+            verdict(r, t_main) for r in _records(pooled[pooled["klass"] != "all"])
+        ],
         "temperature_curve": _records(curve[curve["seed"].astype(str) == "all"]),
     }
 

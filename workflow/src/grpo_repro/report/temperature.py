@@ -280,7 +280,12 @@ def verdict(row: dict, t_main: float) -> str:
                 "(sharpening)."
             ),
         )
-    return f"{who} {what} {ref} on {row['split']} by {diff}: {tail}"
+    where = (
+        row["split"]
+        if row.get("klass", "all") == "all"
+        else f"{row['split']} ({row['klass']} problems)"
+    )
+    return f"{who} {what} {ref} on {where} by {diff}: {tail}"
 
 
 def replicate_table(frames: dict[int, pd.DataFrame]) -> pd.DataFrame:
