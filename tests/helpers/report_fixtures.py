@@ -57,6 +57,40 @@ def write_table(df: pd.DataFrame, path: Path, meta: dict) -> None:
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2))
 
 
+def fabricate_temperature_tables(res, config, steps, n_prompts, samples, truth, rng) -> None:
+    """The tables of eval.temperatures (grpo_repro.evaluate.tasks: pi_ref and each run's final
+    checkpoint; greedy has one sample) not written yet, and the prompt files of their splits: a
+    higher temperature lowers success a little, a run's success is above pi_ref's."""
+    from grpo_repro.evaluate import tasks as ev_tasks
+
+    runs = ["ref"] + [
+        f"{v}/seed_{sd}" for v in config["variants"] for sd in config["train"]["seeds"]
+    ]
+    for run in runs:
+        for task in ev_tasks.tasks(str(res), run, steps, config):
+            path = Path(task.csv)
+            if path.exists():
+                continue
+            split = task.split
+            if split not in truth:
+                n = n_prompts.get(split, 12)
+                truth[split] = dict(zip([f"{split}-{i}" for i in range(n)], rng.beta(1.0, 2.0, n)))
+            ids, p = list(truth[split]), np.array(list(truth[split].values()))
+            t = 1.0 if task.temperature is None else task.temperature
+            p = np.clip(p * (1.2 - 0.2 * t) + (0.2 if run != "ref" else 0.0), 0, 1)
+            n_samples = 1 if t == 0 else samples
+            meta = {"split": split, "samples": n_samples, "model": run, "step": task.step}
+            write_table(eval_table(ids, p, n_samples, rng), path, meta)
+    data = res / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    for split in config["eval"].get("temperature_splits") or []:
+        if split in truth and split != "train":
+            lines = [
+                json.dumps({"prompt_id": i, "prompt": f"q {i}", "gold": "1"}) for i in truth[split]
+            ]
+            (data / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
+
+
 def make_results(root, config: dict, steps, n_prompts=None, samples=None, seed=0) -> dict:
     """Fabricate every input of the final stage under root/results; returns the true p_ref."""
     root = Path(root)
@@ -90,6 +124,7 @@ def make_results(root, config: dict, steps, n_prompts=None, samples=None, seed=0
                         res / "evaluate" / v / f"seed_{sd}" / split / f"step_{step}.csv",
                         {**meta, "model": v, "step": step},
                     )
+    fabricate_temperature_tables(res, config, steps, n_prompts, samples, truth, rng)
     for v, sd in [(v, sd) for v in config["variants"] for sd in config["train"]["seeds"]]:
         d = res / "train" / v / f"seed_{sd}"
         d.mkdir(parents=True, exist_ok=True)
@@ -110,7 +145,7 @@ def make_results(root, config: dict, steps, n_prompts=None, samples=None, seed=0
         )
     data = res / "data"
     data.mkdir(parents=True, exist_ok=True)
-    stats = {split: {"n": n_prompts[split], "step_mix": [0.3, 0.4, 0.3]} for split in truth}
+    stats = {s: {"n": len(truth[s]), "step_mix": [0.3, 0.4, 0.3]} for s in truth}
     (data / "splits.json").write_text(json.dumps(stats))
     theory = res / "theory"
     theory.mkdir(parents=True, exist_ok=True)

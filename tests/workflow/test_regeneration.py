@@ -39,7 +39,10 @@ PLOT_RULES = {
     "report_plot_overlay",
     "report_plot_theory_table",
     "report_plot_summary_table",
+    "report_plot_temperature",
+    "report_plot_pass_at_k",
 }
+TEMPERATURE_PLOTS = {"report_plot_temperature", "report_plot_pass_at_k"}  # plot_temperature.py
 HTML_TABLES = {"report_plot_summary_table", "report_plot_theory_table"}
 
 
@@ -56,9 +59,11 @@ def test_restyle_reruns_every_plot_and_no_compute(report_workflow):
     with _edited(report_workflow / "workflow/src/grpo_repro/style.py"):  # the shared plot style
         assert _pending(report_workflow) == figures
     with _edited(report_workflow / "workflow/src/grpo_repro/report/plots.py"):
-        assert _pending(report_workflow) == figures - {"report_plot_training"}
+        assert _pending(report_workflow) == figures - {"report_plot_training"} - TEMPERATURE_PLOTS
     with _edited(report_workflow / "workflow/src/grpo_repro/report/plot_training.py"):
         assert _pending(report_workflow) == {"report_plot_training"}
+    with _edited(report_workflow / "workflow/src/grpo_repro/report/plot_temperature.py"):
+        assert _pending(report_workflow) == TEMPERATURE_PLOTS
 
 
 def test_compute_edit_never_reruns_training(report_workflow):

@@ -19,7 +19,7 @@ from grpo_repro import config as cfg
 from grpo_repro.data import sets as data
 from grpo_repro.data.organism import TaskSpec, generate
 from grpo_repro.data.tokenizer import build_tokenizer
-from grpo_repro.evaluate.run import run_checkpoint_eval
+from grpo_repro.evaluate.run import run_eval_job
 from grpo_repro.io import write_jsonl
 from grpo_repro.models import save_policy
 from grpo_repro.train.grpo import train
@@ -87,13 +87,13 @@ print(
 
 write_jsonl(out / "test.jsonl", test_recs)
 t0 = time.time()
-res = run_checkpoint_eval(
-    out / "train" / "checkpoints" / f"step_{a.steps}",
+task = {"step": a.steps, "split": "test", "temperature": None}
+res = run_eval_job(
+    {a.steps: out / "train" / "checkpoints" / f"step_{a.steps}"},
+    [{**task, "csv": out / "eval.csv", "json": out / "eval.json"}],
     cfg.eval_settings(config),
     "grpo/seed_0",
-    a.steps,
     {"test": out / "test.jsonl"},
-    {"test": (out / "eval.csv", out / "eval.json")},
     progress=False,
     batch_prompts=config["eval"]["batch_prompts"],
 )

@@ -95,7 +95,7 @@ def test_evaluation_of_a_lost_checkpoint_says_how_to_recover(
     """Evaluation names the checkpoint and the recovery (issue 24: after deleting it as told, the
     next attempt failed with HFValidationError)."""
     from grpo_repro.config import eval_settings
-    from grpo_repro.evaluate.run import run_checkpoint_eval
+    from grpo_repro.evaluate.run import run_eval_job
 
     ref, _ = tiny_policy
     step = tmp_path / "grpo" / "seed_0" / "checkpoints" / "step_4"
@@ -104,4 +104,5 @@ def test_evaluation_of_a_lost_checkpoint_says_how_to_recover(
         (step / "model.safetensors").write_bytes(b"\x00garbage")
     settings = eval_settings(default_config)
     with pytest.raises(RuntimeError, match=r"step_4: .*delete .*seed_0/run.json and rerun"):
-        run_checkpoint_eval(str(step), settings, "grpo/seed_0", 4, {}, {}, batch_prompts=4)
+        task = {"step": 4, "split": "test", "temperature": None, "csv": "t.csv", "json": "t.json"}
+        run_eval_job({4: str(step)}, [task], settings, "grpo/seed_0", {}, batch_prompts=4)
