@@ -30,8 +30,9 @@ def sharpening_section(s: dict) -> list[str]:
     L = [
         "## Against the sharpening baseline: best temperature against best temperature",
         "",
-        "Each policy's best sampling temperature is chosen on the split named (never on the one "
-        "reported), then compared on the held-out split, paired per prompt. Lowering pi_ref's "
+        "Each policy's best sampling temperature is chosen on the validation split when it was "
+        "evaluated at the temperatures (else on the reported split itself, which flatters both; "
+        "the verdicts name the split), then compared on the held-out split, paired per prompt. Lowering pi_ref's "
         "temperature is the trivial way to raise success at T = 1: GRPO's gain is amplification "
         "beyond sharpening only where it beats pi_ref at ITS best temperature.",
         "",
