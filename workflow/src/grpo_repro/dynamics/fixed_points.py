@@ -16,6 +16,11 @@ Stability (Thm 6, Lemma 1): |h'(p*)| < 1, i.e. beta > B(p*); h'(p*) = H'(x*) (co
 its multiplier |h'(a) h'(b)| < 1 (the paper's "divergent" example beta=5, p_ref=0.001, eps=1e-5
 is a stable 2-cycle around an unstable fixed point).
 eps must be > 0 (with eps = 0, h is discontinuous at 0 and 1, Prop. 1).
+
+Finite group size (`group_size` G, issue 21): the fixed points p*_G of h_G, whose Omega_G
+(dynamics.finite_group) lies in (0, Omega_G,max]: every root lies in
+[logit p_ref, logit p_ref + Omega_G,max/beta], scanned on a uniform grid (Omega_G is smooth and
+bounded), refined the same way; h_G'(p*_G) from the exact derivative of Omega_G.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 from scipy.special import expit
 
+from grpo_repro.dynamics import finite_group as fg
 from grpo_repro.dynamics import maps as dyn
 
 #: grid points across the non-monotone window of F (spacing ~ window / N)
@@ -161,15 +167,38 @@ def _validate(beta, eps):
 
 
 def fixed_points(
-    beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_GRID
+    beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_GRID, group_size: int | None = None
 ) -> list[FixedPoint]:
-    """Every fixed point of h_{eps,p_ref} (sorted), with h'(p*) and stability |h'(p*)| < 1."""
+    """Every fixed point of h_{eps,p_ref} (sorted), with h'(p*) and stability |h'(p*)| < 1;
+    group_size G: of h_G (p*_G)."""
     beta, p_ref, eps = float(beta), float(p_ref), float(eps)
     _validate(beta, eps)
     bd = _boundary(p_ref)
     if bd is not None:
         return bd
-    return _fixed_points_logit(beta, math.log(p_ref) - math.log1p(-p_ref), eps, n_grid)
+    l_ref = math.log(p_ref) - math.log1p(-p_ref)
+    if group_size is not None:
+        return _fixed_points_group(beta, l_ref, eps, n_grid, int(group_size))
+    return _fixed_points_logit(beta, l_ref, eps, n_grid)
+
+
+def _fixed_points_group(beta: float, l_ref: float, eps: float, n_grid: int, g: int):
+    """The fixed points of H_G(x) = l_ref + Omega_G(sigma(x))/beta."""
+    hi = l_ref + fg.omega_max(g, eps) / beta
+    grid = np.linspace(l_ref - 1e-6 * (1 + abs(l_ref)), hi + 1e-6 * (1 + abs(hi)), n_grid)
+
+    def f(x):
+        return dyn.h_logit(x, expit(l_ref), beta, eps, group_size=g) - x
+
+    def f_shift(x):  # l_ref exactly (no round trip through p_ref)
+        return l_ref + fg.omega_logit(x, g, eps) / beta - x
+
+    out = []
+    for x in _roots(f_shift, lambda t: float(f_shift(t)), grid):
+        hp = float(dyn.h_prime_logit(x, beta, eps, group_size=g))
+        res = abs(float(expit(x + f(x))) - float(expit(x)))
+        out.append(FixedPoint(float(expit(x)), float(x), hp, abs(hp) < 1.0, res))
+    return out
 
 
 def _fixed_points_logit(beta: float, l_ref: float, eps: float, n_grid: int) -> list[FixedPoint]:

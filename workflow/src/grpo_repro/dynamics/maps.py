@@ -15,6 +15,10 @@ Implements, vectorised over numpy broadcasting:
     two_kl     (Thm 9)  x_n = alpha logit p_ref + (1-alpha) x_{n-1} + Delta_R,n + Omega(p_{n-1})/beta
     two_kl_dr  (Thm 9, mean-only) the same with 1/beta in place of Omega(p_{n-1})/beta.
 
+Finite group size (issue 21): every map and recurrence takes `group_size` G (None: the population
+weights above); with G, Omega is replaced by Omega_G of dynamics.finite_group (the group whitened by
+its own mean and spread) and Dr. GRPO's 1 by (G-1)/G, giving h_G and the fixed points p*_G.
+
 Numerics: every map is evaluated in logits (scipy.special.expit / logit); p(1-p) is computed as
 expit(x) expit(-x), exact near both ends. The boundaries are exact: p_ref = 0 is absorbing
 (logit = -inf stays -inf), p_ref = 1 gives 1.
@@ -24,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import expit, logit
+
+from grpo_repro.dynamics import finite_group as fg
 
 #: PoS recurrences implemented by `recurrence` (names used across the pipeline).
 VARIANTS = ("grpo", "mirror", "dr_grpo", "mirror_dr", "two_kl", "two_kl_dr")
@@ -107,9 +113,25 @@ def _shift(base, incr):
     return np.where(np.isinf(base), base, out)
 
 
-def h_logit(x, p_ref, beta, eps):
-    """The GRPO map in logit coordinates: H(x) = logit p_ref + Omega(sigma(x))/beta = logit h."""
-    return _shift(_safe_logit(p_ref), omega_logit(x, eps) / np.asarray(beta, float))
+def increment_logit(x, beta, eps, group_size=None, mean_only=False):
+    """Omega(sigma(x))/beta (mean_only: 1/beta); at a finite group size G, Omega_G(sigma(x))/beta
+    (mean_only: (1 - 1/G)/beta), dynamics.finite_group."""
+    beta = np.asarray(beta, float)
+    x = np.asarray(x, float)
+    if group_size is None:
+        om = np.ones_like(x) if mean_only else omega_logit(x, eps)
+    elif mean_only:
+        fg._check(group_size, eps)
+        om = np.full_like(x, 1.0 - 1.0 / group_size)
+    else:
+        om = fg.omega_logit(x, group_size, eps)
+    return om / beta
+
+
+def h_logit(x, p_ref, beta, eps, group_size=None):
+    """The GRPO map in logit coordinates: H(x) = logit p_ref + Omega(sigma(x))/beta = logit h
+    (group_size G: Omega_G, the map h_G)."""
+    return _shift(_safe_logit(p_ref), increment_logit(x, beta, eps, group_size))
 
 
 def h(p, p_ref, beta, eps):
@@ -130,9 +152,11 @@ def h_prime(p, p_ref, beta, eps):
     return np.where(hh == 0, 0.0, out)[()]
 
 
-def h_prime_logit(x, beta, eps):
+def h_prime_logit(x, beta, eps, group_size=None):
     """dH/dx of the logit-coordinate map; equals h'(p*) at a fixed point and is conjugation
-    invariant along cycles (multipliers of h and H agree)."""
+    invariant along cycles (multipliers of h and H agree). group_size G: of h_G."""
+    if group_size is not None:
+        return fg.domega_dlogit(x, group_size, eps) / np.asarray(beta, float)
     return domega_dlogit(x, eps) / np.asarray(beta, float)
 
 
@@ -153,14 +177,15 @@ beta_threshold = B
 # ---------------------------------------------------------------------------------------------
 # recurrences of every variant
 # ---------------------------------------------------------------------------------------------
-def step_logit(variant, x_prev, p_ref, beta, eps, alpha=None, delta_r=0.0):
-    """One step x_{n-1} -> x_n of `variant` in logit coordinates (see the module docstring)."""
+def step_logit(variant, x_prev, p_ref, beta, eps, alpha=None, delta_r=0.0, group_size=None):
+    """One step x_{n-1} -> x_n of `variant` in logit coordinates (see the module docstring);
+    group_size G: the finite-group weights."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
     beta = np.asarray(beta, float)
     x_prev = np.asarray(x_prev, float)
     l_ref = _safe_logit(p_ref)
-    incr = np.ones_like(x_prev) / beta if variant in MEAN_ONLY else omega_logit(x_prev, eps) / beta
+    incr = increment_logit(x_prev, beta, eps, group_size, mean_only=variant in MEAN_ONLY)
     if variant in ("grpo", "dr_grpo"):
         return _shift(l_ref, incr)
     if variant in ("mirror", "mirror_dr"):
@@ -174,13 +199,23 @@ def step_logit(variant, x_prev, p_ref, beta, eps, alpha=None, delta_r=0.0):
 
 
 def recurrence(
-    variant, p_ref, beta, eps, n_iter, p0=None, alpha=None, delta_r=0.0, return_logits=False
+    variant,
+    p_ref,
+    beta,
+    eps,
+    n_iter,
+    p0=None,
+    alpha=None,
+    delta_r=0.0,
+    return_logits=False,
+    group_size=None,
 ):
     """PoS sequence p_0..p_{n_iter} of `variant` (axis 0 = n), broadcasting p_ref, beta, eps, p0.
 
     p0 defaults to p_ref (pi_0 = pi_ref). `delta_r` is the Renyi term Delta_R of Thm 9 for the
     two-KL variants: a scalar (the same at every step) or an array whose leading axis has exactly
     n_iter entries (Delta_R of step n = 1..n_iter); it is ignored by the other variants.
+    group_size G: the finite-group weights (Omega_G; Dr. GRPO: (G-1)/G), None: the population's.
     """
     if n_iter < 0:
         raise ValueError("n_iter must be >= 0")
@@ -203,7 +238,7 @@ def recurrence(
     out[0] = x
     for n in range(1, n_iter + 1):
         d = dr[n - 1] if per_step else dr
-        x = step_logit(variant, x, p_ref, beta, eps, alpha=alpha, delta_r=d)
+        x = step_logit(variant, x, p_ref, beta, eps, alpha=alpha, delta_r=d, group_size=group_size)
         out[n] = x
     return out if return_logits else expit(out)
 

@@ -24,15 +24,20 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, logit, xlogy
 
+from grpo_repro.dynamics import finite_group as fg
 from grpo_repro.dynamics import maps as dyn
 
 KINDS = ("fixed_point", "two_cycle", "not_converged")
 
 
-def orbit_limits(p_ref, beta, eps, n_iter: int = 3000, tol: float = 1e-10, p0=None) -> dict:
+def orbit_limits(
+    p_ref, beta, eps, n_iter: int = 3000, tol: float = 1e-10, p0=None, group_size=None
+) -> dict:
     """Classify the orbit of h from p0 (default p_ref), broadcasting the inputs. Returns arrays:
     kind (str), a, b (fixed point: a = b = p*; two_cycle: a < b; not_converged: a = b = p_N)."""
-    x = dyn.recurrence("grpo", p_ref, beta, eps, n_iter, p0=p0, return_logits=True)[-3:]
+    x = dyn.recurrence(
+        "grpo", p_ref, beta, eps, n_iter, p0=p0, return_logits=True, group_size=group_size
+    )[-3:]
     x2, x1, x0 = x[0], x[1], x[2]  # x_{N-2}, x_{N-1}, x_N
     scale = 1 + np.abs(x0)
     with np.errstate(invalid="ignore"):
@@ -45,10 +50,10 @@ def orbit_limits(p_ref, beta, eps, n_iter: int = 3000, tol: float = 1e-10, p0=No
     return dict(kind=kind, a=a, b=b, last=p0_)
 
 
-def limit_from(p_ref, beta, eps, n_iter: int = 3000, tol: float = 1e-10, p0=None):
+def limit_from(p_ref, beta, eps, n_iter: int = 3000, tol: float = 1e-10, p0=None, group_size=None):
     """("fixed_point", p*), ("two_cycle", (a, b)) or ("not_converged", p_N) for scalar inputs;
     for array inputs an object array of such tuples with the broadcast shape."""
-    out = orbit_limits(p_ref, beta, eps, n_iter, tol, p0)
+    out = orbit_limits(p_ref, beta, eps, n_iter, tol, p0, group_size)
 
     def one(k, a, b):
         if k == "fixed_point":
@@ -73,18 +78,21 @@ def gibbs_kl(p_star, p_ref):
     return out[()]
 
 
-def beta_eff(p, p_ref, eps):
+def beta_eff(p, p_ref, eps, group_size=None):
     """beta for which p is a fixed point of h_{eps,p_ref}: Omega(p)/(logit p - logit p_ref);
     nan where p <= p_ref (no positive beta) or p not in (0, 1)."""
     p, p_ref = np.asarray(p, float), np.asarray(p_ref, float)
     with np.errstate(divide="ignore", invalid="ignore"):
         gap = logit(p) - logit(p_ref)
-        out = dyn.omega(p, eps) / gap
+        om = dyn.omega(p, eps) if group_size is None else fg.omega(p, group_size, eps)
+        out = om / gap
     ok = (p > p_ref) & (p > 0) & (p < 1) & np.isfinite(out) & (out > 0)
     return np.where(ok, out, np.nan)[()]
 
 
-def p_star_interval(p_ref_lo, p_ref_hi, beta, eps, n_samples: int = 33, n_iter: int = 3000):
+def p_star_interval(
+    p_ref_lo, p_ref_hi, beta, eps, n_samples: int = 33, n_iter: int = 3000, group_size=None
+):
     """Limit of the GRPO orbit from p_ref for p_ref in [lo, hi] (samples evenly spaced in logit).
 
     Returns dict(lo, hi, monotone, kinds): lo/hi = p*(p_ref_lo), p*(p_ref_hi) when every sample
@@ -94,7 +102,7 @@ def p_star_interval(p_ref_lo, p_ref_hi, beta, eps, n_samples: int = 33, n_iter: 
     if not 0 < p_ref_lo <= p_ref_hi < 1:
         raise ValueError("need 0 < p_ref_lo <= p_ref_hi < 1")
     refs = expit(np.linspace(logit(p_ref_lo), logit(p_ref_hi), n_samples))
-    out = orbit_limits(refs, beta, eps, n_iter)
+    out = orbit_limits(refs, beta, eps, n_iter, group_size=group_size)
     kinds = sorted(set(out["kind"].tolist()))
     fixed = np.all(out["kind"] == "fixed_point")
     monotone = bool(fixed and np.all(np.diff(out["a"]) >= -1e-12))
