@@ -1,16 +1,21 @@
 """Stage fixed_point: the paper's fixed-point prediction (Thm 2-3, Fig 2/5; Thm 5 for mirror) tested
-in real GRPO training, a named target (`snakemake -c2 fixed_point`). GRPO trains on the first
-fixed_point.n_prompts prompts of the training pool for many epochs at every beta of
-fixed_point.betas, for every run kind of fixed_point.runs (variant and KL estimator); each
-checkpoint is evaluated with fixed_point.samples samples per prompt, pi_ref with ref_samples; the
-last checkpoint's sequence-level KL(pi || pi_ref) is measured; grpo_repro.fixed_point compares each
-prompt's plateau with p* and with the baselines "stays at p_ref" and "goes to 1".
+in real GRPO training, at the population (p*) and at the finite group size G (p*_G of h_G; issue
+21). GRPO trains on the first fixed_point.n_prompts prompts of the training pool for many epochs;
+each checkpoint is evaluated with fixed_point.samples samples per prompt, pi_ref with ref_samples;
+the last checkpoint's sequence-level KL(pi || pi_ref) is measured; grpo_repro.fixed_point compares
+each prompt's plateau with p*, p*_G and the baselines "stays at p_ref" and "goes to 1". Three
+studies (grpo_repro.fixed_point.runs), each a named target: fixed_point_main (fixed_point.runs at
+every beta and seed), fixed_point_groups (the group-size sweep), fixed_point_factors (plain k3,
+mirror, one training setting changed at a time); `fixed_point` runs all three.
 """
 
 FP = config["fixed_point"]
 FP_DIR = f"{RESULTS}/fixed_point"
-# {variant}_{kl}/beta_{beta}/seed_{seed}: one GRPO run on the pool per run kind and beta
-FP_RUNS = fp_runs.run_names(FP["runs"], FP["betas"], FP["seed"])
+FP_G = config["train"]["num_generations"]  # G of the base runs
+FP_STUDIES = list(fp_runs.STUDIES)
+# {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}: every run of every study, each once
+FP_RUNS = [r.name for r in fp_runs.all_runs(FP, FP_G)]
+FP_RUN_RE = r"(grpo|mirror|dr_grpo|mirror_dr)_(k3_ratio|k3)(_\w+)?/beta_[0-9.e+-]+/seed_\d+"
 FP_STEPS = list(range(FP["save_steps"], FP["max_steps"] + 1, FP["save_steps"]))
 
 
@@ -40,20 +45,20 @@ use rule train_grpo as fixed_point_train with:
         prompts=rules.fixed_point_pool.output.pool,
         code=code("train_grpo.py"),
     output:
-        run=f"{FP_DIR}/train/{{variant}}_{{kl}}/beta_{{beta}}/seed_{{seed}}/run.json",
-        log_csv=f"{FP_DIR}/train/{{variant}}_{{kl}}/beta_{{beta}}/seed_{{seed}}/train_log.csv",
+        run=f"{FP_DIR}/train/{{run}}/run.json",
+        log_csv=f"{FP_DIR}/train/{{run}}/train_log.csv",
     log:
-        f"{LOGS}/fixed_point/train_{{variant}}_{{kl}}_beta_{{beta}}_seed_{{seed}}.log",
+        f"{LOGS}/fixed_point/train/{{run}}.log",
     benchmark:
-        f"{BENCH}/fixed_point/train_{{variant}}_{{kl}}_beta_{{beta}}_seed_{{seed}}.tsv"
+        f"{BENCH}/fixed_point/train/{{run}}.tsv"
     wildcard_constraints:
-        variant="grpo|mirror|dr_grpo|mirror_dr",
-        kl="k3|k3_ratio",
-        beta=r"[0-9.e+-]+",
+        run=FP_RUN_RE,
     params:
-        settings=lambda w: fp_runs.train_settings(TRAIN_CONFIG, FP, float(w.beta), w.kl),
+        settings=lambda w: fp_runs.train_settings(TRAIN_CONFIG, FP, fp_runs.parse(w.run)),
         ref=REF_MODEL,
         n_epoch_prompts=FP["n_prompts"],
+        variant=lambda w: fp_runs.parse(w.run).variant,
+        seed=lambda w: fp_runs.parse(w.run).seed,
 
 
 use rule evaluate_reference as fixed_point_evaluate_ref with:
@@ -89,7 +94,7 @@ use rule evaluate_run as fixed_point_evaluate with:
     benchmark:
         f"{BENCH}/fixed_point/evaluate/{{run}}.tsv"
     wildcard_constraints:
-        run=r"(grpo|mirror|dr_grpo|mirror_dr)_(k3|k3_ratio)/beta_[0-9.e+-]+/seed_\d+",
+        run=FP_RUN_RE,
     params:
         run=lambda w: w.run,
         models=lambda w: {s: f"{FP_DIR}/train/{w.run}/checkpoints/step_{s}" for s in FP_STEPS},
@@ -112,7 +117,7 @@ rule fixed_point_kl:
     benchmark:
         f"{BENCH}/fixed_point/kl/{{run}}.tsv"
     wildcard_constraints:
-        run=r"(grpo|mirror|dr_grpo|mirror_dr)_(k3|k3_ratio)/beta_[0-9.e+-]+/seed_\d+",
+        run=FP_RUN_RE,
     conda:
         ENV
     threads: 1
@@ -120,7 +125,7 @@ rule fixed_point_kl:
         model=lambda wildcards: f"{FP_DIR}/train/{wildcards.run}/checkpoints/step_{FP_STEPS[-1]}",
         ref=REF_MODEL,
         samples=FP["kl_samples"],
-        seed=FP["seed"],
+        seed=lambda w: fp_runs.parse(w.run).seed,
         temperature=config["train"]["temperature"],
         max_new_tokens=config["train"]["max_completion_length"],
     script:
@@ -128,51 +133,59 @@ rule fixed_point_kl:
 
 
 rule fixed_point_compare:
-    """Per prompt: p_ref, predicted p*, measured plateau, KL; per (run, beta): the metrics against
-    the two baselines; summary.md."""
+    """One study: per prompt p_ref, p*, p*_G, the measured plateau, convergence, KL; per (run, beta)
+    over seeds: the gaps against the baselines, the noise floor, dr_grpo's law; summary.md."""
     input:
-        **fp_runs.table_paths(FP_DIR, FP_RUNS, FP_STEPS),
-        **{f"kl@{run}": f"{FP_DIR}/kl/{run}.csv" for run in FP_RUNS},
-        code=code("fixed_point_compare.py"),
+        unpack(
+            lambda w: {
+                **fp_runs.compare_inputs(FP, FP_DIR, w.study, FP_G, FP_STEPS),
+                "code": code("fixed_point_compare.py"),
+            }
+        ),
     output:
-        prompts=f"{FP_DIR}/data/prompts.csv",
-        summary=f"{FP_DIR}/data/summary.csv",
-        md=f"{FP_DIR}/summary.md",
+        prompts=f"{FP_DIR}/{{study}}/data/prompts.csv",
+        summary=f"{FP_DIR}/{{study}}/data/summary.csv",
+        md=f"{FP_DIR}/{{study}}/summary.md",
     log:
-        f"{LOGS}/fixed_point/fixed_point_compare.log",
+        f"{LOGS}/fixed_point/fixed_point_compare_{{study}}.log",
     benchmark:
-        f"{BENCH}/fixed_point/fixed_point_compare.tsv"
+        f"{BENCH}/fixed_point/fixed_point_compare_{{study}}.tsv"
+    wildcard_constraints:
+        study="|".join(FP_STUDIES),
     conda:
         ENV
     threads: 1
     params:
-        runs=FP_RUNS,
+        runs=lambda w: [r.name for r in fp_runs.study_runs(FP, w.study, FP_G)],
         steps=FP_STEPS,
         eps=config["train"]["smoothing_eps"],
         n_bootstrap=config["report"]["n_bootstrap"],
-        seed=FP["seed"],
+        seed=FP["seeds"][0],
+        base_g=FP_G,
     script:
         "../scripts/fixed_point_compare.py"
 
 
 rule fixed_point_plot:
-    """Measured plateau vs p_ref and vs predicted p*, one column per beta (reads the CSVs only)."""
+    """Measured plateau vs p_ref, p* and p*_G, one column per beta (reads the CSVs only)."""
     input:
-        prompts=rules.fixed_point_compare.output.prompts,
-        summary=rules.fixed_point_compare.output.summary,
+        prompts=f"{FP_DIR}/{{study}}/data/prompts.csv",
+        summary=f"{FP_DIR}/{{study}}/data/summary.csv",
         code=code("fixed_point_plot.py"),
     output:
         report(
-            f"{FP_DIR}/fixed_point.png",
+            f"{FP_DIR}/{{study}}/fixed_point.png",
             caption="../report/fixed_point.rst",
             category=CATEGORIES["fixed_point"],
-            labels={"figure": "plateau vs p*"},
+            labels={"figure": "plateau vs p* and p*_G", "study": "{study}"},
         ),
-        f"{FP_DIR}/fixed_point.pdf",
+        f"{FP_DIR}/{{study}}/fixed_point.pdf",
     log:
-        f"{LOGS}/fixed_point/fixed_point_plot.log",
+        f"{LOGS}/fixed_point/fixed_point_plot_{{study}}.log",
     benchmark:
-        f"{BENCH}/fixed_point/fixed_point_plot.tsv"
+        f"{BENCH}/fixed_point/fixed_point_plot_{{study}}.tsv"
+    wildcard_constraints:
+        study="|".join(FP_STUDIES),
     conda:
         ENV
     threads: 1
@@ -182,8 +195,48 @@ rule fixed_point_plot:
         "../scripts/fixed_point_plot.py"
 
 
-rule fixed_point:
-    """The fixed-point test (`snakemake -c2 fixed_point`)."""
+rule fixed_point_summary:
+    """results/fixed_point/summary.md: every study's page under one title."""
     input:
-        rules.fixed_point_compare.output,
-        rules.fixed_point_plot.output,
+        pages=expand(f"{FP_DIR}/{{study}}/summary.md", study=FP_STUDIES),
+        code=code("fixed_point_summary.py"),
+    output:
+        md=f"{FP_DIR}/summary.md",
+    log:
+        f"{LOGS}/fixed_point/fixed_point_summary.log",
+    benchmark:
+        f"{BENCH}/fixed_point/fixed_point_summary.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        studies=FP_STUDIES,
+    script:
+        "../scripts/fixed_point_summary.py"
+
+
+rule fixed_point_main:
+    """Study main (`snakemake -c2 fixed_point_main`)."""
+    input:
+        expand(f"{FP_DIR}/main/{{f}}", f=["summary.md", "fixed_point.png"]),
+
+
+rule fixed_point_groups:
+    """Study groups (`snakemake -c2 fixed_point_groups`)."""
+    input:
+        expand(f"{FP_DIR}/groups/{{f}}", f=["summary.md", "fixed_point.png"]),
+
+
+rule fixed_point_factors:
+    """Study factors (`snakemake -c2 fixed_point_factors`)."""
+    input:
+        expand(f"{FP_DIR}/factors/{{f}}", f=["summary.md", "fixed_point.png"]),
+
+
+rule fixed_point:
+    """The fixed-point test, every study (`snakemake -c2 fixed_point`)."""
+    input:
+        rules.fixed_point_summary.output,
+        rules.fixed_point_main.input,
+        rules.fixed_point_groups.input,
+        rules.fixed_point_factors.input,

@@ -1,29 +1,31 @@
-"""Rule fixed_point_compare (stage fixed_point, Thm 2-3, Thm 5): every run's per-prompt plateau
-beside p*(beta, p_ref) and the baselines, the summary per (run, beta) and summary.md
-(grpo_repro.fixed_point.compare, grpo_repro.fixed_point.markdown)."""
+"""Rule fixed_point_compare (stage fixed_point, Thm 2-3 at the population and at finite G, Thm 5):
+one study's per-prompt plateaus beside p* and p*_G and the baselines, its summary per (run, beta)
+over seeds, and its summary.md (grpo_repro.fixed_point.compare, .aggregate, .markdown)."""
 
 import pandas as pd
 
 from grpo_repro import io
-from grpo_repro.fixed_point import compare, markdown, runs
+from grpo_repro.fixed_point import aggregate, compare, markdown, runs
 
 sm = snakemake
 io.log_to(sm.log[0])
 p = sm.params
-ref = pd.read_csv(sm.input.ref, dtype={"prompt_id": str})
+
+
+def read(path: str) -> pd.DataFrame:
+    return pd.read_csv(path, dtype={"prompt_id": str})
+
+
+ref = read(sm.input.ref)
 parts = []
-for run in p.runs:
-    kind, beta, _ = runs.parse(run)
-    tables = [
-        pd.read_csv(sm.input[f"{run}@{s}"], dtype={"prompt_id": str}).assign(step=s)
-        for s in p.steps
-    ]
-    kl = pd.read_csv(sm.input[f"kl@{run}"], dtype={"prompt_id": str})
-    table = compare.prompt_table(ref, pd.concat(tables), kl, kind, beta, p.eps)
-    parts.append(table.assign(run=kind, beta=beta))
+for name in p.runs:
+    run = runs.parse(name)
+    tables = pd.concat([read(sm.input[f"{name}@{s}"]).assign(step=s) for s in p.steps])
+    kl = read(sm.input[f"kl@{name}"])
+    parts.append(compare.prompt_table(ref, tables, kl, run, p.eps, run.group_size(p.base_g)))
 prompts = pd.concat(parts, ignore_index=True)
-summary = compare.summary_table(prompts, p.n_bootstrap, p.seed)
+summary = aggregate.summary_table(prompts, p.eps, p.n_bootstrap, p.seed)
 io.write_csv(sm.output.prompts, prompts)
 io.write_csv(sm.output.summary, summary)
-io.write_text(sm.output.md, markdown.markdown(summary, prompts))
+io.write_text(sm.output.md, markdown.study_markdown(sm.wildcards.study, summary, prompts))
 print(summary.to_string())

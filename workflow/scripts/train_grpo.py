@@ -9,14 +9,18 @@ from grpo_repro.train.launch import launch
 
 sm = snakemake
 io.log_to(sm.log[0])
+# the default runs name variant and seed by wildcards; fixed_point_train's one {run} wildcard
+# leaves them to params
+named = sm.params if hasattr(sm.params, "variant") else sm.wildcards
+variant, seed = named.variant, int(named.seed)
 check_device({"train": sm.params.settings["train"]})  # CUDA/bf16/vLLM here, before any model loads
 out_dir = str(
     Path(sm.output.run).parent
 )  # results/train/{variant}/seed_{seed}: checkpoints/, work/
 launch(
     sm.params.settings,
-    sm.wildcards.variant,
-    int(sm.wildcards.seed),
+    variant,
+    seed,
     sm.params.ref,
     sm.input.prompts,
     sm.params.n_epoch_prompts,

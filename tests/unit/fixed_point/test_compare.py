@@ -1,69 +1,130 @@
-"""The fixed-point test's comparison (grpo_repro.fixed_point.compare) on fabricated evaluation
-tables with known answers: predictions are the stable fixed points of h reached from p_ref (Thm 2)
-or 1 for mirror (Thm 5), the plateau and its criterion, the gaps to the prediction and to both
-baselines, the KL columns (Bernoulli KL of the Gibbs policy), and the markdown verdicts."""
+"""The fixed-point test's comparison (grpo_repro.fixed_point.compare, .aggregate, .markdown) on
+fabricated evaluation tables with known answers: predictions p* (Thm 2) and p*_G (finite group),
+1 for mirror (Thm 5), the dr_grpo law; the plateau and convergence criteria; gaps over seeds; the
+noise floor; the aim's verdict both ways; the law fit recovering a known line."""
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.special import expit, logit
 
 from grpo_repro.dynamics import prediction as pred
-from grpo_repro.fixed_point import compare, markdown
+from grpo_repro.fixed_point import aggregate, compare, markdown
+from grpo_repro.fixed_point.runs import parse
 from tests.helpers.report_fixtures import counts_table
 
-EPS, BETA = 1e-5, 2.0
+EPS, BETA, G = 1e-5, 2.0, 8
+IDS = ["a", "b", "c", "d", "e"]
+P_REF = [0.1, 0.3, 0.5, 0.7, 0.0]
 
 
-@pytest.fixture
-def fabricated():
-    ids = ["a", "b", "c", "d"]
-    ref = counts_table(ids, [40, 120, 200, 0], 400)  # p_ref 0.1, 0.3, 0.5, 0
-    target = [float(pred.limit_from(p, BETA, EPS)[1]) if p > 0 else 0.0 for p in (0.1, 0.3, 0.5)]
-    k = [round(200 * t) for t in target] + [0]  # checkpoints sitting at p*
-    ckpt = pd.concat([counts_table(ids, k, 200).assign(step=s) for s in (80, 160, 240)])
-    kl = pd.DataFrame({"prompt_id": ids, "kl": [0.1, 0.2, 0.3, 0.0], "kl_se": 0.01})
-    return ref, ckpt, kl, target
+def _tables(plateau, n=200, steps=(80, 160, 240)):
+    ref = counts_table(IDS, [round(400 * p) for p in P_REF], 400)
+    k = [round(n * t) for t in plateau]
+    ckpt = pd.concat([counts_table(IDS, k, n).assign(step=s) for s in steps])
+    kl = pd.DataFrame({"prompt_id": IDS, "kl": 0.1, "kl_se": 0.01})
+    return ref, ckpt, kl
 
 
-def test_prediction_plateau_and_gaps(fabricated):
-    ref, ckpt, kl, target = fabricated
-    t = compare.prompt_table(ref, ckpt, kl, "grpo_k3_ratio", BETA, EPS).assign(
-        run="grpo", beta=BETA
+def _target(variant="grpo", group_size=G):
+    return [
+        float(pred.limit_from(p, BETA, EPS, group_size=group_size, variant=variant)[1])
+        if p > 0
+        else 0.0
+        for p in P_REF
+    ]
+
+
+def _table(name, plateau, seeds=(0,)):
+    parts = []
+    for s in seeds:
+        run = parse(name.replace("seed_0", f"seed_{s}"))
+        parts.append(compare.prompt_table(*_tables(plateau), run, EPS, G))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_predictions_plateau_and_gaps_at_p_star_g():
+    target = _target()
+    t = _table("grpo_k3_ratio/beta_2/seed_0", target, seeds=(0, 1, 2))
+    assert t["kind"].tolist()[:4] == ["fixed_point"] * 4 and t["kind"].iloc[4] == "absorbing"
+    one = t[t["seed"] == 0]
+    assert one["p_pred_G"].iloc[:4].to_numpy() == pytest.approx(target[:4])
+    assert one["p_pred"].iloc[:4].to_numpy() == pytest.approx(
+        [pred.limit_from(p, BETA, EPS)[1] for p in P_REF[:4]]
     )
-    assert t["kind"].tolist()[:3] == ["fixed_point"] * 3 and t["kind"].iloc[3] == "absorbing"
-    assert t["p_pred"].iloc[:3].to_numpy() == pytest.approx(target)
-    assert (t["p_pred_lo"] <= t["p_pred"] + 1e-12).all() and (
-        t["p_pred"] <= t["p_pred_hi"] + 1e-12
-    ).all()
-    assert t["plateau"].all() and t["plateau_steps"].iloc[0] == "160-240"
-    assert t["covered"].iloc[:3].all()
-    assert t["kl_gibbs"].iloc[:3].to_numpy() == pytest.approx(
-        [pred.gibbs_kl(p, q) for p, q in zip(target, (0.1, 0.3, 0.5))]
-    )
-    s = compare.summary_table(t, n_boot=200).iloc[0]
-    assert s["n_prompts"] == 3  # p_ref = 0 is excluded (absorbing)
-    p = t["p_plateau"].iloc[:3].to_numpy()
-    assert s["gap_stays"] == pytest.approx(np.mean(np.abs(p - [0.1, 0.3, 0.5])))
+    assert (one["p_pred_G"].iloc[:4] < one["p_pred"].iloc[:4]).all()  # finite G: below p*
+    assert (t["p_pred_G_lo"] <= t["p_pred_G"] + 1e-12).all()
+    assert (t["p_pred_G"] <= t["p_pred_G_hi"] + 1e-12).all()
+    assert t["plateau"].all() and t["converged"].all() and t["covered_G"].iloc[:4].all()
+    assert t["plateau_steps"].iloc[0] == "160-240"
+    s = aggregate.summary_table(t, EPS, n_boot=200).iloc[0]
+    assert s["n_seeds"] == 3 and s["n_prompts"] == 4  # p_ref = 0 excluded (absorbing)
+    p = one["p_plateau"].iloc[:4].to_numpy()
+    assert s["gap_stays"] == pytest.approx(np.mean(np.abs(p - P_REF[:4])))
     assert s["gap_to_one"] == pytest.approx(np.mean(1 - p))
-    assert s["gap_prediction"] < 0.01 and s["gap_ratio_to_best_baseline"] < 0.1
-    assert "closer than the better baseline" in markdown.verdict(s)
+    assert s["gap_pred_G"] < 0.005 < s["gap_pred"]
+    assert s["gap_pred_G_seeds"].count("/") == 2
+    assert 0.005 < s["floor_G"] < 0.05 and s["aim_G"]
+    assert "meets the aim" in markdown.verdict(s)
 
 
-def test_mirror_is_predicted_to_go_to_one(fabricated):
-    ref, ckpt, kl, _ = fabricated
-    t = compare.prompt_table(ref, ckpt, kl, "mirror_k3_ratio", BETA, EPS)
-    assert t["p_pred"].tolist() == [1.0, 1.0, 1.0, 0.0]
+def test_a_plateau_far_from_p_star_g_misses_the_aim():
+    t = _table("grpo_k3_ratio/beta_2/seed_0", [0.2, 0.4, 0.6, 0.75, 0.0])
+    s = aggregate.summary_table(t, EPS, n_boot=100).iloc[0]
+    assert not s["aim_G"] and s["signed_pred_G"] < 0
+    line = markdown.verdict(s)
+    assert "misses the aim" in line and "below p*_G" in line
 
 
-def test_no_plateau_is_flagged():
-    ids = ["a", "b"]
-    ref = counts_table(ids, [40, 120], 400)
-    ckpt = pd.concat(
-        [
-            counts_table(ids, [20, 60], 200).assign(step=80),
-            counts_table(ids, [120, 180], 200).assign(step=160),
-        ]
-    )  # still rising fast
-    kl = pd.DataFrame({"prompt_id": ids, "kl": 0.1, "kl_se": 0.01})
-    t = compare.prompt_table(ref, ckpt, kl, "grpo_k3", BETA, EPS)
-    assert not t["plateau"].any()
+def test_noise_floor_shrinks_with_the_sample_sizes():
+    t = _table("grpo_k3_ratio/beta_2/seed_0", _target())
+    g = t[(t["p_ref"] > 0) & (t["p_ref"] < 1)]
+    small = aggregate.noise_floor(g, EPS)
+    big = aggregate.noise_floor(
+        g.assign(ref_samples=g["ref_samples"] * 100, plateau_samples=g["plateau_samples"] * 100),
+        EPS,
+    )
+    assert big == pytest.approx(small / 10, rel=0.35)
+
+
+def test_convergence_needs_the_last_three_checkpoints_to_agree():
+    ref, ckpt, kl = _tables(_target())
+    moving = counts_table(IDS, [5, 20, 40, 60, 0], 200).assign(step=80)
+    ckpt = pd.concat([ckpt[ckpt["step"] != 80], moving])
+    t = compare.prompt_table(ref, ckpt, kl, parse("grpo_k3_ratio/beta_2/seed_0"), EPS, G)
+    assert t["plateau"].all() and not t["converged"].iloc[:4].any()
+
+
+def test_mirror_is_predicted_to_go_to_one():
+    t = _table("mirror_k3_ratio/beta_2/seed_0", [0.9] * 4 + [0.0])
+    assert (
+        t["p_pred"].tolist() == [1.0] * 4 + [0.0] and t["p_pred_G"].tolist() == t["p_pred"].tolist()
+    )
+
+
+def test_dr_grpo_law_fit_recovers_the_finite_g_line():
+    target = _target("dr_grpo")
+    want = expit(logit(np.array(P_REF[:4])) + (1 - 1 / G) / BETA)
+    assert target[:4] == pytest.approx(want, abs=1e-12)
+    t = _table("dr_grpo_k3_ratio/beta_2/seed_0", target, seeds=(0, 1))
+    s = aggregate.summary_table(t, EPS, n_boot=100).iloc[0]
+    assert s["law_intercept_G"] == pytest.approx((1 - 1 / G) / BETA)
+    assert s["law_slope"] == pytest.approx(1.0, abs=0.05)
+    assert s["law_shift"] == pytest.approx(s["law_intercept_G"], abs=0.05)
+    lines = "\n".join(markdown.law_lines(pd.DataFrame([s])))
+    assert "| 2 | 8 |" in lines and "yes | yes" in lines
+
+
+def test_group_order_and_factor_lines():
+    rows = []
+    for name, target in (
+        ("grpo_k3_ratio/beta_2/seed_0", _target(group_size=8)),
+        ("grpo_k3_ratio_G16/beta_2/seed_0", _target(group_size=16)),
+    ):
+        run = parse(name)
+        rows.append(compare.prompt_table(*_tables(target), run, EPS, run.group_size(G)))
+    summary = aggregate.summary_table(pd.concat(rows, ignore_index=True), EPS, n_boot=50)
+    text = "\n".join(markdown.group_lines(summary))
+    assert "G = 8 < 16" in text and "rises" in text and "ordered the same way" in text
+    flat = summary.assign(p_plateau_mean=summary["p_plateau_mean"].to_numpy()[::-1])
+    assert "NOT ordered" in "\n".join(markdown.group_lines(flat))

@@ -226,10 +226,13 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
             )
         )
     fp = config.get("fixed_point", {})
-    if fp.get("save_steps", 1) % train.get("num_iterations", 1):
-        found.append(
-            (["fixed_point", "save_steps"], "must be a multiple of train.num_iterations (mu)")
-        )
+    for name, change in {"": {}, **fp.get("factors", {})}.items():
+        mu = change.get("num_iterations", train.get("num_iterations", 1))
+        if fp.get("save_steps", 1) % mu:
+            where = ["fixed_point", "factors", name] if name else ["train", "num_iterations"]
+            found.append(
+                (["fixed_point", "save_steps"], f"must be a multiple of mu ({_dotted(where)})")
+            )
     if 2 * fp.get("save_steps", 1) > fp.get("max_steps", 2):
         found.append(
             (

@@ -22,6 +22,8 @@ log-sigmoids), exact near both ends.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy.special import expit, gammaln, log_expit
 
@@ -33,15 +35,24 @@ def _check(group_size: int, eps) -> None:
         raise ValueError("smoothing eps must be >= 0")
 
 
+@lru_cache(maxsize=64)
+def _log_binom(n: int) -> np.ndarray:
+    j = np.arange(n + 1)
+    out = gammaln(n + 1) - gammaln(j + 1) - gammaln(n - j + 1)
+    out.setflags(write=False)  # cached: shared by every call
+    return out
+
+
 def _log_pmf(x, n: int) -> np.ndarray:
     """log P(J = j), J ~ Binomial(n, sigma(x)), j = 0..n on a new last axis."""
     j = np.arange(n + 1)
     x = np.asarray(x, float)[..., None]
-    log_c = gammaln(n + 1) - gammaln(j + 1) - gammaln(n - j + 1)
+    lp, lq = log_expit(x), log_expit(-x)
+    if np.isfinite(x).all():
+        return _log_binom(n) + j * lp + (n - j) * lq
     with np.errstate(invalid="ignore"):  # 0 * -inf at x = +-inf
-        out = log_c + np.where(j > 0, j * log_expit(x), 0.0)
-        out = out + np.where(j < n, (n - j) * log_expit(-x), 0.0)
-    return out
+        out = _log_binom(n) + np.where(j > 0, j * lp, 0.0)
+        return out + np.where(j < n, (n - j) * lq, 0.0)
 
 
 def group_advantages(k, group_size: int, eps, mean_only: bool = False):
@@ -60,10 +71,22 @@ def group_advantages(k, group_size: int, eps, mean_only: bool = False):
 
 def _per_j(group_size: int, eps, mean_only: bool):
     """Coefficients c+_j, c-_j (j = 0..G-1 other successes) of w+_G and w-_G."""
+    if np.ndim(eps) == 0:
+        return _per_j_scalar(int(group_size), float(eps), bool(mean_only))
     j = np.arange(group_size)
     eps = np.asarray(eps, float)[..., None]
     a_plus, _ = group_advantages(j + 1, group_size, eps, mean_only)
     _, a_minus = group_advantages(j, group_size, eps, mean_only)
+    return a_plus, a_minus
+
+
+@lru_cache(maxsize=256)
+def _per_j_scalar(group_size: int, eps: float, mean_only: bool):
+    j = np.arange(group_size)
+    a_plus, _ = group_advantages(j + 1, group_size, eps, mean_only)
+    _, a_minus = group_advantages(j, group_size, eps, mean_only)
+    for a in (a_plus, a_minus):
+        a.setflags(write=False)  # cached: shared by every call
     return a_plus, a_minus
 
 

@@ -31,12 +31,24 @@ KINDS = ("fixed_point", "two_cycle", "not_converged")
 
 
 def orbit_limits(
-    p_ref, beta, eps, n_iter: int = 3000, tol: float = 1e-10, p0=None, group_size=None
+    p_ref,
+    beta,
+    eps,
+    n_iter: int = 3000,
+    tol: float = 1e-10,
+    p0=None,
+    group_size=None,
+    variant: str = "grpo",
 ) -> dict:
-    """Classify the orbit of h from p0 (default p_ref), broadcasting the inputs. Returns arrays:
-    kind (str), a, b (fixed point: a = b = p*; two_cycle: a < b; not_converged: a = b = p_N)."""
+    """Classify the orbit of h from p0 (default p_ref), broadcasting the inputs (variant: a
+    pi_ref-anchored one, grpo or dr_grpo). Returns arrays: kind (str), a, b (fixed point:
+    a = b = p*; two_cycle: a < b; not_converged: a = b = p_N)."""
+    if variant not in dyn.REF_ANCHORED:
+        raise ValueError(
+            f"{variant}: no fixed point from p_ref (expected one of {dyn.REF_ANCHORED})"
+        )
     x = dyn.recurrence(
-        "grpo", p_ref, beta, eps, n_iter, p0=p0, return_logits=True, group_size=group_size
+        variant, p_ref, beta, eps, n_iter, p0=p0, return_logits=True, group_size=group_size
     )[-3:]
     x2, x1, x0 = x[0], x[1], x[2]  # x_{N-2}, x_{N-1}, x_N
     scale = 1 + np.abs(x0)
@@ -50,10 +62,19 @@ def orbit_limits(
     return dict(kind=kind, a=a, b=b, last=p0_)
 
 
-def limit_from(p_ref, beta, eps, n_iter: int = 3000, tol: float = 1e-10, p0=None, group_size=None):
+def limit_from(
+    p_ref,
+    beta,
+    eps,
+    n_iter: int = 3000,
+    tol: float = 1e-10,
+    p0=None,
+    group_size=None,
+    variant: str = "grpo",
+):
     """("fixed_point", p*), ("two_cycle", (a, b)) or ("not_converged", p_N) for scalar inputs;
     for array inputs an object array of such tuples with the broadcast shape."""
-    out = orbit_limits(p_ref, beta, eps, n_iter, tol, p0, group_size)
+    out = orbit_limits(p_ref, beta, eps, n_iter, tol, p0, group_size, variant)
 
     def one(k, a, b):
         if k == "fixed_point":
@@ -90,8 +111,44 @@ def beta_eff(p, p_ref, eps, group_size=None):
     return np.where(ok, out, np.nan)[()]
 
 
+def p_star_intervals(
+    p_ref_lo,
+    p_ref_hi,
+    beta,
+    eps,
+    n_samples: int = 33,
+    n_iter: int = 3000,
+    group_size=None,
+    variant: str = "grpo",
+) -> dict:
+    """`p_star_interval` for arrays of interval ends (one orbit computation for all): arrays lo,
+    hi, monotone."""
+    lo_in, hi_in = (
+        np.atleast_1d(np.asarray(p_ref_lo, float)),
+        np.atleast_1d(np.asarray(p_ref_hi, float)),
+    )
+    if not np.all((lo_in > 0) & (lo_in <= hi_in) & (hi_in < 1)):
+        raise ValueError("need 0 < p_ref_lo <= p_ref_hi < 1")
+    t = np.linspace(0.0, 1.0, n_samples)
+    refs = expit(logit(lo_in)[:, None] + t * (logit(hi_in) - logit(lo_in))[:, None])
+    out = orbit_limits(refs, beta, eps, n_iter, group_size=group_size, variant=variant)
+    fixed = np.all(out["kind"] == "fixed_point", axis=1)
+    monotone = fixed & np.all(np.diff(out["a"], axis=1) >= -1e-12, axis=1)
+    pts = np.concatenate([out["a"], out["b"]], axis=1)
+    lo = np.where(monotone, out["a"][:, 0], pts.min(axis=1))
+    hi = np.where(monotone, out["a"][:, -1], pts.max(axis=1))
+    return dict(lo=lo, hi=hi, monotone=monotone, kinds=out["kind"])
+
+
 def p_star_interval(
-    p_ref_lo, p_ref_hi, beta, eps, n_samples: int = 33, n_iter: int = 3000, group_size=None
+    p_ref_lo,
+    p_ref_hi,
+    beta,
+    eps,
+    n_samples: int = 33,
+    n_iter: int = 3000,
+    group_size=None,
+    variant: str = "grpo",
 ):
     """Limit of the GRPO orbit from p_ref for p_ref in [lo, hi] (samples evenly spaced in logit).
 
@@ -99,14 +156,12 @@ def p_star_interval(
     reaches a fixed point and p* increases with p_ref along them (one stable branch: the
     propagated interval); otherwise the min / max of every sampled limit point (cycle points
     included) with monotone = False."""
-    if not 0 < p_ref_lo <= p_ref_hi < 1:
-        raise ValueError("need 0 < p_ref_lo <= p_ref_hi < 1")
-    refs = expit(np.linspace(logit(p_ref_lo), logit(p_ref_hi), n_samples))
-    out = orbit_limits(refs, beta, eps, n_iter, group_size=group_size)
-    kinds = sorted(set(out["kind"].tolist()))
-    fixed = np.all(out["kind"] == "fixed_point")
-    monotone = bool(fixed and np.all(np.diff(out["a"]) >= -1e-12))
-    if monotone:
-        return dict(lo=float(out["a"][0]), hi=float(out["a"][-1]), monotone=True, kinds=kinds)
-    pts = np.concatenate([out["a"], out["b"]])
-    return dict(lo=float(pts.min()), hi=float(pts.max()), monotone=False, kinds=kinds)
+    out = p_star_intervals(
+        p_ref_lo, p_ref_hi, beta, eps, n_samples, n_iter, group_size=group_size, variant=variant
+    )
+    return dict(
+        lo=float(out["lo"][0]),
+        hi=float(out["hi"][0]),
+        monotone=bool(out["monotone"][0]),
+        kinds=sorted(set(out["kinds"][0].tolist())),
+    )

@@ -1,8 +1,10 @@
-"""Figure of the fixed-point test (Thm 2-3, Thm 5): one column per beta. Top: each prompt's measured
-plateau against its p_ref, beside the predicted p*(p_ref) curve of grpo (Thm 2), the baselines
-y = p_ref ("stays") and y = 1 ("goes to 1", mirror's limit, Thm 5). Bottom: measured plateau
-against predicted p*, y = x, with intervals (Wilson for the plateau, p* propagated from p_ref's).
-Reads only the stage's CSV files."""
+"""Figure of the fixed-point test (Thm 2-3 at the population and at finite group size G, Thm 5):
+one column per beta. Top: each prompt's measured plateau (every seed) against its p_ref, beside
+the predicted curves p*(p_ref) (Thm 2, solid black) and p*_G(p_ref) of each run's variant and G
+(dashed, the run's colour), the baselines y = p_ref ("stays") and y = 1 ("goes to 1", mirror's
+limit, Thm 5). Bottom: measured plateau against the predicted p*_G, y = x, with intervals (Wilson
+for the plateau, p*_G propagated from p_ref's). Reads only the stage's CSV files.
+"""
 
 from __future__ import annotations
 
@@ -17,17 +19,23 @@ RUN_COLORS = {
     "grpo_k3": "#17becf",
     "mirror_k3_ratio": "#d62728",
     "mirror_k3": "#ff9896",
+    "dr_grpo_k3_ratio": "#2ca02c",
 }
+#: colours of the other runs (group sizes, factors), in the order of their names
+OTHER_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#ff7f0e", "#aec7e8")
 
 
-def _color(run: str) -> str:
-    return RUN_COLORS.get(run, style.variant_color(run.split("_k3")[0]))
+def _colors(runs) -> dict:
+    others = [r for r in sorted(runs) if r not in RUN_COLORS]
+    out = {r: OTHER_COLORS[i % len(OTHER_COLORS)] for i, r in enumerate(others)}
+    return {**out, **{r: c for r, c in RUN_COLORS.items() if r in set(runs)}}
 
 
 def draw(inputs: dict, outputs: list, eps: float = 1e-5, **_) -> None:
     prompts = pd.read_csv(inputs["prompts"])
     summary = pd.read_csv(inputs["summary"])
     betas = sorted(prompts["beta"].unique())
+    colors = _colors(prompts["run"].unique())
     style.apply_style()
     fig, axes = style.panel_grid(2, len(betas), panel=(3.3, 3.0), squeeze=False)
     grid = np.linspace(0.005, 0.995, 199)
@@ -36,12 +44,25 @@ def draw(inputs: dict, outputs: list, eps: float = 1e-5, **_) -> None:
         lim = pred.orbit_limits(grid, beta, eps)
         ok = lim["kind"] == "fixed_point"
         top.plot(grid[ok], lim["a"][ok], color="k", lw=1.2, label="p*(p_ref), Thm 2")
+        at_beta = prompts[(prompts["beta"] == beta) & ~prompts["variant"].str.startswith("mirror")]
+        for (run, variant, g_size), _ in at_beta.groupby(["run", "variant", "G"], sort=True):
+            base = "dr_grpo" if variant == "dr_grpo" else "grpo"
+            lim = pred.orbit_limits(grid, beta, eps, group_size=int(g_size), variant=base)
+            ok = lim["kind"] == "fixed_point"
+            top.plot(
+                grid[ok],
+                lim["a"][ok],
+                color=colors[run],
+                ls="--",
+                lw=1.0,
+                label=f"p*_G, {variant} G = {int(g_size)}",
+            )
         top.plot([0, 1], [0, 1], color="0.6", ls="--", lw=0.8, label="stays at p_ref")
         top.axhline(1.0, color="0.6", ls=":", lw=0.8, label="goes to 1")
         for run, g in prompts[prompts["beta"] == beta].groupby("run", sort=True):
-            c = _color(run)
+            c = colors[run]
             s = summary[(summary["run"] == run) & (summary["beta"] == beta)]
-            gap = f" (gap {s['gap_prediction'].iloc[0]:.3f})" if len(s) else ""
+            gap = f" (gap to p*_G {s['gap_pred_G'].iloc[0]:.3f})" if len(s) else ""
             yerr = [g["p_plateau"] - g["plateau_lo"], g["plateau_hi"] - g["p_plateau"]]
             top.errorbar(
                 g["p_ref"],
@@ -54,10 +75,10 @@ def draw(inputs: dict, outputs: list, eps: float = 1e-5, **_) -> None:
                 alpha=0.8,
                 label=f"{run}{gap}",
             )
-            if run.startswith("grpo"):
-                xerr = [g["p_pred"] - g["p_pred_lo"], g["p_pred_hi"] - g["p_pred"]]
+            if not run.startswith("mirror"):
+                xerr = [g["p_pred_G"] - g["p_pred_G_lo"], g["p_pred_G_hi"] - g["p_pred_G"]]
                 bottom.errorbar(
-                    g["p_pred"],
+                    g["p_pred_G"],
                     g["p_plateau"],
                     xerr=xerr,
                     yerr=yerr,
@@ -70,12 +91,12 @@ def draw(inputs: dict, outputs: list, eps: float = 1e-5, **_) -> None:
                 )
         bottom.plot([0, 1], [0, 1], color="k", lw=0.8)
         top.set(xlim=(0, 1), ylim=(0, 1.03), title=f"beta = {style.fmt(beta)}", xlabel="p_ref")
-        bottom.set(xlim=(0, 1.03), ylim=(0, 1.03), xlabel="predicted p*")
+        bottom.set(xlim=(0, 1.03), ylim=(0, 1.03), xlabel="predicted p*_G")
         top.legend(fontsize=5.5, loc="lower right")
     axes[0, 0].set_ylabel("measured plateau")
     axes[1, 0].set_ylabel("measured plateau")
     fig.suptitle(
-        "Fixed-point test: per-prompt plateau of GRPO training vs the fixed point of h "
+        "Fixed-point test: per-prompt plateau of GRPO training vs the fixed points of h and h_G "
         "(eps = " + style.fmt(eps) + ")"
     )
     style.save_figure(fig, *outputs)

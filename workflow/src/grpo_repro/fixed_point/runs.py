@@ -1,37 +1,115 @@
-"""Names of the fixed-point stage's GRPO runs (Thm 2-3 tested in training): one run per run kind
-(`fixed_point.runs`, "variant/kl_estimator") and beta, at results/fixed_point/train/<name>, with
-<name> = {variant}_{kl}/beta_{beta}/seed_{seed}."""
+"""The fixed-point stage's GRPO runs (Thm 2-3 at the population and at finite group size, issue 21)
+and their studies: names, settings and evaluation tasks.
+
+A run is (variant, KL estimator, setting, beta, seed) at results/fixed_point/train/<name>,
+<name> = {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}; setting is empty for the base runs,
+G<n> for the group-size sweep (train.num_generations = n) and a name of fixed_point.factors for
+one changed training setting (the mechanism study). Three studies, each a named target:
+
+- main    (`fixed_point_main`):    fixed_point.runs at every beta and seed;
+- groups  (`fixed_point_groups`):  grpo/k3_ratio at sweep_beta for every G of group_sizes and the
+  training G, every seed (the training G is main's run, trained once);
+- factors (`fixed_point_factors`): fixed_point.runs_first_seed at every beta, and every factor of
+  fixed_point.factors at sweep_beta, with the first seed, beside main's base run.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from grpo_repro.evaluate.tasks import Task
 
+STUDIES = ("main", "groups", "factors")
+SWEPT = "grpo/k3_ratio"  # the run kind of the group-size sweep and of the factors
+_KIND = re.compile(r"^(grpo|mirror|dr_grpo|mirror_dr)_(k3_ratio|k3)(?:_(G\d+|[a-z][a-z0-9_]*))?$")
 
-def run_names(kinds: list[str], betas: list[float], seed: int) -> list[str]:
-    """Every run of the sweep, kinds outer, betas inner."""
-    return [f"{'_'.join(k.split('/'))}/beta_{b:g}/seed_{seed}" for k in kinds for b in betas]
+
+@dataclass(frozen=True)
+class Run:
+    variant: str
+    kl: str
+    setting: str  # "" (base), "G<n>" or a factor name
+    beta: float
+    seed: int
+
+    @property
+    def kind(self) -> str:
+        """{variant}_{kl}[_{setting}]: the run without beta and seed."""
+        return f"{self.variant}_{self.kl}" + (f"_{self.setting}" if self.setting else "")
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}/beta_{self.beta:g}/seed_{self.seed}"
+
+    def group_size(self, base_g: int) -> int:
+        """G of the run: the setting's, else train.num_generations."""
+        return int(self.setting[1:]) if re.fullmatch(r"G\d+", self.setting) else int(base_g)
 
 
-def parse(name: str) -> tuple[str, float, int]:
-    """(kind `{variant}_{kl}`, beta, seed) of a run name."""
+def parse(name: str) -> Run:
+    """The Run of a name {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}."""
     kind, beta, seed = name.split("/")
-    return kind, float(beta.removeprefix("beta_")), int(seed.removeprefix("seed_"))
+    m = _KIND.match(kind)
+    if not m:
+        raise ValueError(f"not a fixed-point run name: {name!r}")
+    variant, kl, setting = m.groups()
+    return Run(variant, kl, setting or "", float(beta.removeprefix("beta_")), int(seed[5:]))
 
 
-def train_settings(base: dict, fp: dict, beta: float, kl: str) -> dict:
+def _runs(kinds, settings, betas, seeds) -> list[Run]:
+    return [
+        Run(*k.split("/"), setting=s, beta=float(b), seed=int(sd))
+        for k in kinds
+        for s in settings
+        for b in betas
+        for sd in seeds
+    ]
+
+
+def study_runs(fp: dict, study: str, base_g: int) -> list[Run]:
+    """The runs a study compares (see the module doc)."""
+    seeds, first = fp["seeds"], fp["seeds"][:1]
+    if study == "main":
+        return _runs(fp["runs"], [""], fp["betas"], seeds)
+    if study == "groups":
+        sizes = sorted({int(base_g), *fp["group_sizes"]})
+        settings = ["" if g == base_g else f"G{g}" for g in sizes]
+        return _runs([SWEPT], settings, [fp["sweep_beta"]], seeds)
+    if study == "factors":
+        return _runs(fp["runs_first_seed"], [""], fp["betas"], first) + _runs(
+            [SWEPT], ["", *fp["factors"]], [fp["sweep_beta"]], first
+        )
+    raise ValueError(f"unknown study {study!r}; expected one of {STUDIES}")
+
+
+def all_runs(fp: dict, base_g: int) -> list[Run]:
+    """Every run of every study, each once."""
+    out: dict[str, Run] = {}
+    for study in STUDIES:
+        for r in study_runs(fp, study, base_g):
+            out.setdefault(r.name, r)
+    return list(out.values())
+
+
+def train_settings(base: dict, fp: dict, run: Run) -> dict:
     """What one run's training reads: `base` (the default runs' training settings: seed, train,
-    data) with the run's beta and KL estimator and the sweep's steps, learning rate and seed,
-    on the pool (many epochs)."""
+    data) with the run's beta, KL estimator and seed, the sweep's steps and learning rate, on the
+    pool (many epochs), then the run's setting (G<n>: num_generations; a factor: its keys)."""
     train = {
         **base["train"],
-        "beta": beta,
-        "kl_estimator": kl,
+        "beta": run.beta,
+        "kl_estimator": run.kl,
         "learning_rate": fp["learning_rate"],
         "max_steps": fp["max_steps"],
         "save_steps": fp["save_steps"],
         "on_pool": True,
-        "seeds": [fp["seed"]],
+        "seeds": [run.seed],
     }
+    if run.setting.startswith("G") and run.setting[1:].isdigit():
+        train["num_generations"] = int(run.setting[1:])
+    elif run.setting:
+        train.update(fp["factors"][run.setting])
     return {**base, "train": train}
 
 
@@ -67,3 +145,13 @@ def table_paths(fp_dir: str, names: list[str], steps: list[int]) -> dict:
         for step in steps:
             out[f"{name}@{step}"] = f"{fp_dir}/evaluate/{name}/pool/step_{step}.csv"
     return out
+
+
+def compare_inputs(fp: dict, fp_dir: str, study: str, base_g: int, steps: list[int]) -> dict:
+    """What comparing a study reads: pi_ref's table, every run's table at every step and its KL
+    table (key `kl@run`)."""
+    names = [r.name for r in study_runs(fp, study, base_g)]
+    return {
+        **table_paths(fp_dir, names, steps),
+        **{f"kl@{name}": f"{fp_dir}/kl/{name}.csv" for name in names},
+    }

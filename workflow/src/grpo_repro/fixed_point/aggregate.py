@@ -1,0 +1,165 @@
+"""The fixed-point test per (run, beta) over seeds and prompts (Thm 2-3 at the population and at
+finite group size; issue 21's aims), from compare.prompt_table's rows.
+
+`summary_table`, one row per (run, beta) over the prompts with 0 < p_ref < 1:
+  gap_{pred, pred_G, stays, to_one}: mean absolute gap of the plateau to p*, p*_G and the two
+  baselines, averaged over seeds, with a crossed bootstrap 95% interval over seeds x prompts
+  (stats.crossed_bootstrap_ci); gap_pred_G_seeds: the per-seed values;
+  signed_pred_G: mean (plateau - p*_G) (its sign: the plateau sits above or below p*_G);
+  floor_G: the sampling-noise floor, the mean absolute gap an EXACT prediction would show given
+  the sample sizes (`noise_floor`); ratio_G: gap_pred_G / the better baseline's gap;
+  aim_G: gap_pred_G <= max(0.03, 1.2 floor_G) and ratio_G < 1/3 (issue 21);
+  share_plateau, share_converged (last two / three checkpoints agree), Spearman correlations,
+  coverage shares, median beta_eff (h) and beta_eff_G (h_G), mean KLs, mean plateau and p*_G;
+  for mean-only variants (dr_grpo) `law_fit`: the regression of logit(plateau) on logit(p_ref)
+  (slope, intercept, crossed bootstrap intervals) beside the finite-G law's (1 - 1/G)/beta.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.special import logit
+from scipy.stats import spearmanr
+
+from grpo_repro import stats
+from grpo_repro.dynamics import prediction as pred
+
+AIM_ABS = 0.03  # the aim's absolute gap, and its factor on the noise floor (issue 21)
+AIM_FLOOR = 1.2
+AIM_RATIO = 1 / 3
+
+
+def _matrix(g: pd.DataFrame, values) -> np.ndarray:
+    """seeds x prompts matrix of `values` (a Series aligned with g)."""
+    return g.assign(v=values).pivot(index="seed", columns="prompt_id", values="v").to_numpy()
+
+
+def _ci(g, values, n_boot, seed) -> tuple[float, float, float]:
+    m = _matrix(g, np.asarray(values, float))
+    return stats.crossed_bootstrap_ci(m, n_boot=n_boot, seed=seed) if m.size else (np.nan,) * 3
+
+
+def _rank(a, b) -> float:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) < 3 or np.unique(a).size < 2 or np.unique(b).size < 2:
+        return float("nan")
+    return float(spearmanr(a, b).statistic)
+
+
+def noise_floor(g: pd.DataFrame, eps: float, n_sim: int = 200, seed: int = 0) -> float:
+    """Mean absolute gap of an exact p*_G prediction: each prompt's true p_ref is its measured
+    one and its true plateau is p*_G(p_ref); p_ref is re-measured with its sample count, the
+    prediction recomputed from it, the plateau re-measured with its own; averaged over n_sim."""
+    variant = g["variant"].iloc[0]
+    if variant.startswith("mirror") or g.empty:
+        return float("nan")
+    base = "dr_grpo" if variant == "dr_grpo" else "grpo"
+    rng = np.random.default_rng(seed)
+    n_ref, n_pl = g["ref_samples"].to_numpy(int), g["plateau_samples"].to_numpy(int)
+    p_ref_sim = rng.binomial(n_ref, g["p_ref"].to_numpy(), size=(n_sim, len(g))) / n_ref
+    plateau_sim = rng.binomial(n_pl, g["p_pred_G"].to_numpy(), size=(n_sim, len(g))) / n_pl
+    inner = (p_ref_sim > 0) & (p_ref_sim < 1)
+    lim = pred.orbit_limits(
+        np.clip(p_ref_sim, 1e-9, 1 - 1e-9),
+        g["beta"].iloc[0],
+        eps,
+        n_iter=400,
+        group_size=int(g["G"].iloc[0]),
+        variant=base,
+    )
+    p_sim = np.where(inner, lim["last"], p_ref_sim)
+    return float(np.abs(plateau_sim - p_sim).mean())
+
+
+def _continuity_logit(p, n) -> np.ndarray:
+    """logit of (successes + 1/2)/(n + 1): finite at 0 and 1."""
+    return logit((np.asarray(p) * n + 0.5) / (n + 1))
+
+
+def law_fit(g: pd.DataFrame, n_boot: int, seed: int) -> dict:
+    """OLS of logit(plateau) on logit(p_ref) over seeds x prompts, with a crossed bootstrap; and
+    the intercept at slope 1 (mean logit gap)."""
+    x = _matrix(g, logit(g["p_ref"].to_numpy()))
+    y = _matrix(g, _continuity_logit(g["p_plateau"], g["plateau_samples"].to_numpy()))
+
+    def fit(xs, ys):
+        dx = xs - xs.mean()
+        var = (dx**2).mean()
+        slope = ((dx * (ys - ys.mean())).mean() / var) if var > 0 else np.nan
+        return slope, ys.mean() - slope * xs.mean(), float((ys - xs).mean())
+
+    point = fit(x, y)
+    rng = np.random.default_rng(seed)
+    s, p = x.shape
+    boots = []
+    for _ in range(n_boot):
+        rows = rng.integers(0, s, size=s) if s > 1 else np.zeros(1, int)
+        cols = rng.integers(0, p, size=p)
+        boots.append(fit(x[np.ix_(rows, cols)], y[np.ix_(rows, cols)]))
+    lo, hi = np.quantile(np.array(boots), [0.025, 0.975], axis=0)
+    names = ("law_slope", "law_intercept", "law_shift")
+    out = {n: float(v) for n, v in zip(names, point)}
+    out.update({f"{n}_lo": float(v) for n, v in zip(names, lo)})
+    out.update({f"{n}_hi": float(v) for n, v in zip(names, hi)})
+    return out
+
+
+def summary_table(
+    prompts: pd.DataFrame, eps: float, n_boot: int = 1000, seed: int = 0
+) -> pd.DataFrame:
+    """Per (run, beta): see the module doc."""
+    rows = []
+    for (run, beta), g in prompts.groupby(["run", "beta"], sort=True):
+        g = g[(g["p_ref"] > 0) & (g["p_ref"] < 1)].reset_index(drop=True)
+        p = g["p_plateau"]
+        gaps = {
+            "pred": (p - g["p_pred"]).abs(),
+            "pred_G": (p - g["p_pred_G"]).abs(),
+            "stays": (p - g["p_ref"]).abs(),
+            "to_one": (1.0 - p).abs(),
+        }
+        row = {
+            "run": run,
+            "variant": g["variant"].iloc[0],
+            "setting": g["setting"].iloc[0],
+            "G": int(g["G"].iloc[0]),
+            "beta": beta,
+            "n_seeds": g["seed"].nunique(),
+            "n_prompts": g["prompt_id"].nunique(),
+            "share_plateau": float(g["plateau"].mean()),
+            "share_converged": float(g["converged"].mean()),
+            "kinds": ",".join(sorted(g["kind"].unique())),
+        }
+        for name, gap in gaps.items():
+            m, lo, hi = _ci(g, gap, n_boot, seed)
+            row.update({f"gap_{name}": m, f"gap_{name}_lo": lo, f"gap_{name}_hi": hi})
+        per_seed = g.assign(v=gaps["pred_G"]).groupby("seed")["v"].mean()
+        row["gap_pred_G_seeds"] = "/".join(f"{v:.3f}" for v in per_seed)
+        m, lo, hi = _ci(g, p - g["p_pred_G"], n_boot, seed)
+        row.update({"signed_pred_G": m, "signed_pred_G_lo": lo, "signed_pred_G_hi": hi})
+        row["floor_G"] = noise_floor(g, eps, seed=seed)
+        best = min(row["gap_stays"], row["gap_to_one"])
+        row["ratio"] = row["gap_pred"] / best if best > 0 else np.nan
+        row["ratio_G"] = row["gap_pred_G"] / best if best > 0 else np.nan
+        limit = max(AIM_ABS, AIM_FLOOR * row["floor_G"]) if np.isfinite(row["floor_G"]) else AIM_ABS
+        row["aim_gap_G"] = limit
+        row["aim_G"] = bool(row["gap_pred_G"] <= limit and row["ratio_G"] < AIM_RATIO)
+        for name, col in (("pred", "p_pred"), ("pred_G", "p_pred_G"), ("p_ref", "p_ref")):
+            row[f"spearman_{name}"] = _rank(g[col], p)
+        for side in ("", "_G"):
+            row[f"covered{side}"] = float(g[f"covered{side}"].mean())
+        row["covered_stays"] = float(
+            ((g["plateau_lo"] <= g["p_ref"]) & (g["p_ref"] <= g["plateau_hi"])).mean()
+        )
+        row["covered_to_one"] = float((g["plateau_hi"] >= 1.0 - 1e-12).mean())
+        for col in ("beta_eff", "beta_eff_G"):
+            row[f"{col}_median"] = float(np.nanmedian(g[col])) if g[col].notna().any() else np.nan
+        for col in ("kl", "kl_gibbs", "kl_gibbs_measured", "p_plateau", "p_pred", "p_pred_G"):
+            row[f"{col}_mean"] = float(g[col].mean())
+        if row["variant"] in ("dr_grpo",):
+            row.update(law_fit(g, n_boot, seed))
+            row["law_intercept_G"] = (1 - 1 / row["G"]) / beta
+            row["law_intercept_population"] = 1 / beta
+        rows.append(row)
+    return pd.DataFrame(rows)
