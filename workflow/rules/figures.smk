@@ -2,7 +2,8 @@
 w+, w-, eq. 4), Fig 2 (h_{eps,p_ref} and its fixed points, Thm 2-3), Fig 4 (B(p*), Thm 6), Fig 5
 (iterations p_{n+1} = h(p_n)); beyond the paper: the fixed-point map over (beta, p_ref), a
 bifurcation diagram with every 2-cycle, the PoS recurrences of every variant (Thm 2, 5, 9, Sec. 5)
-and a finite-policy oracle (exact Gibbs iterates, Thm 8; sample-based GRPO vs Thm 10).
+a finite-policy oracle (exact Gibbs iterates, Thm 8; sample-based GRPO vs Thm 10) and the finite
+group size of FORMULAS.md Sec. 8 (Omega/Omega_G over p; p*_G vs p* over p_ref, issue 21).
 
 Rules are generated from grpo_repro.figures.registry.FAMILIES: per family, a compute rule
 figures_data_<family> (CSV under results/figures/, params: only the `figures:` keys it reads) and a

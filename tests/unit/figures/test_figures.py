@@ -190,3 +190,31 @@ def test_restyle_reruns_plot_rules_only(tmp_path):
     res = snakemake(["-n", "figures_all"], tmp_path)
     jobs = set(job_counts(res.stdout)) - {"total", "figures_all"}
     assert jobs and all(j.startswith("figures_plot_") for j in jobs), jobs
+
+
+def test_finite_group_maps(fig_cfg, tmp_path):
+    """FORMULAS.md Sec. 8: Omega/Omega_G at G = 8 (issue 21: 1.08 at p = 0.5), p*_G below p* and
+    rising with G, Dr. GRPO's closed form; both plots drawn from the CSVs alone."""
+    small = copy.deepcopy(fig_cfg)
+    small.update(p_star_g_p_ref={"lo": 0.05, "hi": 0.8, "n": 5}, p_star_g_beta=[2.0])
+    om = fm.omega_group(small)["csv"]
+    assert list(om.columns) == [
+        "G", "eps", "p", "w_plus_g", "w_minus_g", "omega_g", "omega", "ratio"
+    ]  # fmt: skip
+    mid = om[(om.G == 8) & np.isclose(om.p, 0.5)]
+    assert abs(mid.ratio.iloc[0] - 1.0778) < 1e-4
+    assert set(om.G) == set(small["omega_g_sizes"]) and (om.ratio > 1).all()
+    ps = fm.p_star_group(small)["csv"]
+    assert set(ps.kind) == {"fixed_point"} and set(ps.kind_g) == {"fixed_point"}
+    assert (ps.p_star_g < ps.p_star).all() and (ps.p_star_g > ps.p_ref).all()
+    wide = ps.pivot(index="p_ref", columns="G", values="p_star_g")
+    assert (np.diff(wide.to_numpy(), axis=1) > 0).all()  # rises with G
+    lr = np.log(ps.p_ref / (1 - ps.p_ref))
+    assert np.allclose(np.log(ps.p_star_dr_g / (1 - ps.p_star_dr_g)), lr + (1 - 1 / ps.G) / ps.beta)
+    for fam in ("omega_group", "p_star_group"):
+        f = registry.family(fam)
+        csvs = {n: str(tmp_path / f"{s}.csv") for n, s in f.csvs.items()}
+        registry.run(f.compute, small, csvs)
+        outs = [str(tmp_path / f"{fam}.png"), str(tmp_path / f"{fam}.pdf")]
+        registry.resolve(f.plot)(csvs, outs)
+        assert all(Path(o).stat().st_size > 1000 for o in outs)

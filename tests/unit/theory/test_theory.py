@@ -24,9 +24,9 @@ SCRIPT = ROOT / "workflow" / "scripts" / "theory_derivations.py"
 CHECK_IDS = [c.id for c in theory.registry()]
 
 
-def fake_snakemake(tmp: Path, theory_cfg: dict):
+def fake_snakemake(tmp: Path, theory_cfg: dict, smoothing_eps: float):
     return SimpleNamespace(
-        params=SimpleNamespace(theory=theory_cfg),
+        params=SimpleNamespace(theory=theory_cfg, smoothing_eps=smoothing_eps),
         output=SimpleNamespace(json=str(tmp / "derivations.json"), md=str(tmp / "derivations.md")),
         log=[str(tmp / "logs" / "derivations.log")],
     )
@@ -36,10 +36,13 @@ def fake_snakemake(tmp: Path, theory_cfg: dict):
 def stage(tmp_path_factory):
     """The rule's script run once as Snakemake runs it (injected `snakemake` object, default config)."""
     tmp = tmp_path_factory.mktemp("theory")
-    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["theory"]
+    full = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    cfg, eps = full["theory"], full["train"]["smoothing_eps"]
     with pytest.raises(SystemExit) as exc:
         runpy.run_path(
-            str(SCRIPT), init_globals={"snakemake": fake_snakemake(tmp, cfg)}, run_name="__main__"
+            str(SCRIPT),
+            init_globals={"snakemake": fake_snakemake(tmp, cfg, eps)},
+            run_name="__main__",
         )
     records = json.loads((tmp / "derivations.json").read_text())
     return SimpleNamespace(
@@ -69,7 +72,7 @@ def test_script_writes_both_files_and_exits_zero(stage):
         k = sum(r["method"] == m for r in stage.records)
         assert f"{k} {m}" in md.split("| id |")[0]
     assert "Not checked here, or true by construction:" in md
-    assert "## Every claim of FORMULAS.md Sec. 1-4 and 7" in md
+    assert "## Every claim of FORMULAS.md Sec. 1-4, 7 and 8" in md
     assert md.count("\n| Sec. ") == len(report.FORMULAS_CLAIMS)
     assert md.count("\n| `") == n  # one table row per record
     log = (stage.tmp / "logs" / "derivations.log").read_text()
@@ -277,7 +280,7 @@ def test_every_formulas_claim_names_registered_checks():
     for sec, claim, how in report.FORMULAS_CLAIMS:
         sections.add(sec)
         assert claim and (isinstance(how, str) or (how and set(how) <= ids)), claim
-    assert sections == {"1", "2", "3", "4", "7"}
+    assert sections == {"1", "2", "3", "4", "7", "8"}
     listed = {i for *_, how in report.FORMULAS_CLAIMS if not isinstance(how, str) for i in how}
     # every check of the product's code is tied to a claim of the sheet
     assert {i for i in ids if i.startswith("num.")} <= listed

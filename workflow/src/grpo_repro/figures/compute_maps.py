@@ -1,6 +1,8 @@
 """Data of the figures beyond the paper (stage figures): the fixed-point map of p = h(p) over
 (beta, p_ref) with each orbit's period and Lyapunov exponent (Thm 2), the bifurcation diagram and
-its 2-cycles, and the dynamics of every variant (Thm 2, Thm 5, Thm 9, Sec. 5).
+its 2-cycles, the dynamics of every variant (Thm 2, Thm 5, Thm 9, Sec. 5), and the finite group
+size of FORMULAS.md Sec. 8 (issue 21): Omega/Omega_G over p, and p*_G (fixed point of h_G) vs p*
+reached from p_ref, with Dr. GRPO's closed form logit p*_G = logit p_ref + (1 - 1/G)/beta.
 
 As in grpo_repro.figures.compute: each function takes its keys of the `figures:` configuration
 section and returns named DataFrames (written to CSV by grpo_repro.figures.registry.run); the
@@ -15,8 +17,13 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from grpo_repro.dynamics import finite_group as fg
 from grpo_repro.dynamics import fixed_points as fxp
 from grpo_repro.dynamics import maps as dyn
+from grpo_repro.dynamics import prediction as prd
+
+#: PoS grid of the finite-group weights figure (evenly spaced; Omega_G is finite at 0 and 1)
+OMEGA_G_P = np.linspace(0.005, 0.995, 199)
 
 
 def log_grid(spec: dict) -> np.ndarray:
@@ -191,4 +198,63 @@ def variant_dynamics(cfg: dict) -> dict:
                             )
                         )
                     )
+    return {"csv": pd.concat(rows, ignore_index=True)}
+
+
+# ------------------------------------------------------------------------ finite group size
+def omega_group(cfg: dict) -> dict:
+    """FORMULAS.md Sec. 8: w+_G, w-_G, Omega_G (groups whitened by their own mean and spread) and
+    eq. (4)'s Omega over p, for every G of omega_g_sizes."""
+    eps = float(cfg["eps_dynamics"])
+    p = OMEGA_G_P
+    om = dyn.omega(p, eps)
+    rows = []
+    for g in cfg["omega_g_sizes"]:
+        w_p, w_m = fg.weights(p, int(g), eps)
+        rows.append(
+            pd.DataFrame(
+                dict(
+                    G=int(g),
+                    eps=eps,
+                    p=p,
+                    w_plus_g=w_p,
+                    w_minus_g=w_m,
+                    omega_g=w_p + w_m,
+                    omega=om,
+                    ratio=om / (w_p + w_m),
+                )
+            )
+        )
+    return {"csv": pd.concat(rows, ignore_index=True)}
+
+
+def p_star_group(cfg: dict) -> dict:
+    """Limit of the GRPO orbit from p_0 = p_ref under h (p*) and under h_G (p*_G) over a p_ref
+    grid, for every (beta, G) of p_star_g_beta x p_star_g_sizes (kind: fixed_point, two_cycle or
+    not_converged, dynamics.prediction.orbit_limits; p_star is its limit only for fixed_point),
+    and Dr. GRPO's closed forms sigma(logit p_ref + 1/beta) and sigma(logit p_ref + (1-1/G)/beta)."""
+    eps = float(cfg["eps_dynamics"])
+    p_ref = logit_grid(cfg["p_star_g_p_ref"])
+    l_ref = np.log(p_ref) - np.log1p(-p_ref)
+    rows = []
+    for beta in cfg["p_star_g_beta"]:
+        pop = prd.orbit_limits(p_ref, beta, eps)
+        for g in cfg["p_star_g_sizes"]:
+            fin = prd.orbit_limits(p_ref, beta, eps, group_size=int(g))
+            rows.append(
+                pd.DataFrame(
+                    dict(
+                        beta=beta,
+                        G=int(g),
+                        eps=eps,
+                        p_ref=p_ref,
+                        kind=pop["kind"],
+                        p_star=np.where(pop["kind"] == "fixed_point", pop["a"], np.nan),
+                        kind_g=fin["kind"],
+                        p_star_g=np.where(fin["kind"] == "fixed_point", fin["a"], np.nan),
+                        p_star_dr=expit(l_ref + 1 / beta),
+                        p_star_dr_g=expit(l_ref + (1 - 1 / int(g)) / beta),
+                    )
+                )
+            )
     return {"csv": pd.concat(rows, ignore_index=True)}

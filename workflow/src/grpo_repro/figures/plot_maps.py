@@ -1,5 +1,6 @@
 """Plots beyond the paper: the fixed-point map over (beta, p_ref) (Thm 2-3, 6), the bifurcation
-diagram with every 2-cycle (Thm 6) and the PoS recurrences of every variant (Thm 2, 5, 9, Sec. 5).
+diagram with every 2-cycle (Thm 6), the PoS recurrences of every variant (Thm 2, 5, 9, Sec. 5) and
+the finite group size of FORMULAS.md Sec. 8 (Omega/Omega_G over p; p*_G vs p* over p_ref).
 
 Each function reads only CSV files written by grpo_repro.figures.compute_maps and
 writes PNG + PDF through grpo_repro.style; restyling never recomputes data.
@@ -211,5 +212,63 @@ def plot_variant_dynamics(inputs: dict, outputs: list) -> None:
         r"PoS recurrences of the variants from $p_0=p_{ref}$ ($\epsilon$="
         + _fmt(df.eps.iloc[0])
         + r"; two-KL with $\Delta_R=0$, its exact value from $\pi_0=\pi_{ref}$)"
+    )
+    style.save_figure(fig, *outputs)
+
+
+# ----------------------------------------------------------------------- finite group size
+def plot_omega_group(inputs: dict, outputs: list) -> None:
+    df = pd.read_csv(inputs["csv"])
+    style.apply_style()
+    sizes = sorted(df.G.unique())
+    colors = style.shades(style.variant_color("grpo"), len(sizes), lo=0.4)
+    fig, axes = style.panel_grid(1, 2, panel=(3.6, 2.8))
+    first = df[sizes[0] == df.G]
+    axes[0, 0].plot(first.p, first.omega, color="#000000", label=r"$\Omega$ (population, eq. 4)")
+    for c, g in zip(colors, sizes):
+        d = df[g == df.G]
+        axes[0, 0].plot(d.p, d.omega_g, color=c, label=rf"$\Omega_G$, G={g}")
+        axes[0, 1].plot(d.p, d.ratio, color=c, label=f"G={g}")
+    axes[0, 0].set(yscale="log", xlabel="p", ylabel="weight", title=r"$\Omega$ and $\Omega_G$")
+    axes[0, 1].axhline(1, color=style.SERIES_COLORS["reference"], lw=0.8, ls="--")
+    axes[0, 1].set(yscale="log", xlabel="p", title=r"$\Omega / \Omega_G$")
+    for ax in axes[0]:
+        ax.legend(fontsize=6)
+    fig.suptitle(
+        "Groups whitened by their own mean and spread (FORMULAS Sec. 8): expected weight "
+        rf"$\Omega_G$ vs the population $\Omega$, $\epsilon$={_fmt(df.eps.iloc[0])}"
+    )
+    style.save_figure(fig, *outputs)
+
+
+def plot_p_star_group(inputs: dict, outputs: list) -> None:
+    df = pd.read_csv(inputs["csv"])
+    style.apply_style()
+    betas, sizes = sorted(df.beta.unique()), sorted(df.G.unique())
+    fig, axes = style.panel_grid(2, len(betas), panel=(3.0, 2.6))
+    for row, (v, pop, fin) in enumerate(
+        (("grpo", "p_star", "p_star_g"), ("dr_grpo", "p_star_dr", "p_star_dr_g"))
+    ):
+        colors = style.shades(style.variant_color(v), len(sizes), lo=0.4)
+        for j, beta in enumerate(betas):
+            ax = axes[row, j]
+            d = df[df.beta == beta]
+            first = d[sizes[0] == d.G]
+            ax.plot(first.p_ref, first[pop], color="#000000", label="population (G = inf)")
+            for c, g in zip(colors, sizes):
+                e = d[g == d.G]
+                ax.plot(e.p_ref, e[fin], color=c, label=f"G={g}")
+            ax.plot([0, 1], [0, 1], color=style.SERIES_COLORS["reference"], lw=0.8, ls="--")
+            name = style.variant_label(v)
+            ax.set(xlim=(0, 1), ylim=(0, 1.01), title=f"{name}, β={_fmt(beta)}")
+            ax.set_xlabel(r"$p_{ref}$")
+            if j == 0:
+                ax.set_ylabel(r"$p^*$ reached from $p_{ref}$")
+                ax.legend(fontsize=6, loc="lower right")
+    fig.suptitle(
+        r"Fixed point reached from $p_{ref}$: $p^*_G$ of $h_G$ (own-group whitening) vs $p^*$ of h; "
+        r"Dr. GRPO: logit $p^*_G$ = logit $p_{ref}$ + (1 - 1/G)/$\beta$ ($\epsilon$="
+        + _fmt(df.eps.iloc[0])
+        + ")"
     )
     style.save_figure(fig, *outputs)

@@ -156,6 +156,30 @@ FAMILIES = (
         "Beyond: variant dynamics",
     ),
     Family(
+        "omega_group",
+        "FORMULAS.md Sec. 8 (issue 21): expected weights at a finite group size, each group "
+        "whitened by its own mean and spread: Omega_G and Omega/Omega_G over p for every G.",
+        "compute_maps:omega_group",
+        {"csv": "omega_group"},
+        ("eps_dynamics", "omega_g_sizes"),
+        "plot_maps:plot_omega_group",
+        _one("omega_group"),
+        "figures_finite_group.rst",
+        "Beyond: finite group size",
+    ),
+    Family(
+        "p_star_group",
+        "FORMULAS.md Sec. 8 (issue 21): the fixed point reached from p_ref at a finite group size "
+        "(p*_G of h_G) vs the population p* of h, for GRPO and Dr. GRPO, over p_ref.",
+        "compute_maps:p_star_group",
+        {"csv": "p_star_group"},
+        ("eps_dynamics", "p_star_g_sizes", "p_star_g_beta", "p_star_g_p_ref"),
+        "plot_maps:plot_p_star_group",
+        _one("p_star_group"),
+        "figures_finite_group.rst",
+        "Beyond: finite group size",
+    ),
+    Family(
         "oracle_exact",
         "Thm 8, Lemma 2-3, Thm 9: exact Gibbs iterates on finite softmax policies vs "
         "the scalar recurrences and vs an independent optimiser; fails if a check fails.",

@@ -12,6 +12,8 @@ Modules, by section of Mroueh (arXiv 2503.06639):
   parametric  App. F, Thm 10: event/TV lemma, TV accumulation from the iterates, limsup bound
   kl_estimator FORMULAS.md Sec. 7: gradients of TRL's k3 estimator, plain and ratio-corrected
   prediction  fixed-point predictions (dynamics.prediction): Gibbs KL, beta_eff, p* monotone in p_ref
+  finite_group FORMULAS.md Sec. 8: finite group size G (Omega_G -> Omega, Dr. GRPO's (G-1)/G law,
+              brute-force weights via the trainer's advantage, the oracle's stationary p*_G)
   numerics_*  the product's code (grpo_repro.dynamics: maps, fixed points and 2-cycles, oracle,
               clipped surrogate, Thm 10 measurement) against the checked symbolic formulas,
               at random points, at the edges (boundaries, eps = 0, Delta_R != 0) and by
@@ -35,6 +37,7 @@ from . import (  # noqa: F401
     parametric,
     kl_estimator,
     prediction,
+    finite_group,
     numerics_maps,
     numerics_edges,
     numerics_orbits,
@@ -78,14 +81,20 @@ def registry() -> list[Check]:
 
 
 def run_all(
-    n_random: int = 1000, tol: float = 1e-9, seed: int = 0, ids=None, checks=None
+    n_random: int = 1000,
+    tol: float = 1e-9,
+    seed: int = 0,
+    ids=None,
+    checks=None,
+    smoothing_eps: float = 1e-5,
 ) -> list[dict]:
-    """Run the registered checks (or `checks`, or only those whose id is in `ids`) and return records."""
+    """Run the registered checks (or `checks`, or only those whose id is in `ids`) and return
+    records; `smoothing_eps`: the pipeline's eq. (4) eps (config train.smoothing_eps)."""
     chosen = registry() if checks is None else list(checks)
     if ids is not None:
         wanted = set(ids)
         chosen = [c for c in chosen if c.id in wanted]
-    return run_checks(chosen, n_random=n_random, tol=tol, seed=seed)
+    return run_checks(chosen, n_random=n_random, tol=tol, seed=seed, smoothing_eps=smoothing_eps)
 
 
 def failed_claims(records: list[dict]) -> list[str]:

@@ -43,6 +43,7 @@ def run_stage(
     log=None,
     checks=None,
     ids=None,
+    smoothing_eps: float = 1e-5,
 ) -> int:
     """Run the checks (all registered ones, or `checks`, restricted to `ids` if given), write both
     outputs, return the exit status (1 if a claim failed, crashed, or an erratum was not
@@ -50,8 +51,21 @@ def run_stage(
     handlers = _setup_logging(log)
     try:
         t0 = time.perf_counter()
-        LOG.info("theory checks: n_random=%s tol=%g seed=%s", n_random, tol, seed)
-        records = run_all(n_random=n_random, tol=tol, seed=seed, checks=checks, ids=ids)
+        LOG.info(
+            "theory checks: n_random=%s tol=%g seed=%s smoothing_eps=%g",
+            n_random,
+            tol,
+            seed,
+            smoothing_eps,
+        )
+        records = run_all(
+            n_random=n_random,
+            tol=tol,
+            seed=seed,
+            checks=checks,
+            ids=ids,
+            smoothing_eps=smoothing_eps,
+        )
         for r in records:
             LOG.info(
                 "%-4s %-8s %-9s %-36s %.3fs  %s",
@@ -63,7 +77,7 @@ def run_stage(
                 r["detail"],
             )
         summary = summarize(records)
-        params = {"n_random": n_random, "tol": tol, "seed": seed}
+        params = {"n_random": n_random, "tol": tol, "seed": seed, "smoothing_eps": smoothing_eps}
         write_outputs(records, summary, params, json_path, md_path)
         line = (
             f"theory: {summary['passed']}/{summary['total']} checks passed (claims "
@@ -96,6 +110,12 @@ def main(argv=None) -> int:
     ap.add_argument("--tol", type=float, default=1e-9, help="tolerance of numeric checks")
     ap.add_argument("--seed", type=int, default=0, help="seed of the random points")
     ap.add_argument(
+        "--smoothing-eps",
+        type=float,
+        default=1e-5,
+        help="eps of the smoothed advantage, eq. (4) (config train.smoothing_eps)",
+    )
+    ap.add_argument(
         "--log", default=None, help="write the per-check log to this file (stderr otherwise)"
     )
     ap.add_argument("--only", default=None, help="comma-separated check ids to run (default: all)")
@@ -110,4 +130,5 @@ def main(argv=None) -> int:
         a.seed,
         log=a.log,
         ids=ids,
+        smoothing_eps=a.smoothing_eps,
     )

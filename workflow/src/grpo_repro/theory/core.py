@@ -52,11 +52,13 @@ RECORD_KEYS = (
 
 @dataclass(frozen=True)
 class Context:
-    """What a check may use: the number of random points, the tolerance and its own RNG."""
+    """What a check may use: the number of random points, the tolerance, its own RNG and the
+    smoothing eps of the pipeline's advantage (config train.smoothing_eps, eq. (4))."""
 
     n_random: int = 1000
     tol: float = 1e-9
     rng: np.random.Generator = np.random.default_rng(0)
+    smoothing_eps: float = 1e-5
 
 
 @dataclass(frozen=True)
@@ -108,8 +110,19 @@ def check_rng(seed: int, check_id: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(check_id.encode())])
 
 
-def run_check(check: Check, n_random: int = 1000, tol: float = 1e-9, seed: int = 0) -> dict:
-    ctx = Context(n_random=int(n_random), tol=float(tol), rng=check_rng(seed, check.id))
+def run_check(
+    check: Check,
+    n_random: int = 1000,
+    tol: float = 1e-9,
+    seed: int = 0,
+    smoothing_eps: float = 1e-5,
+) -> dict:
+    ctx = Context(
+        n_random=int(n_random),
+        tol=float(tol),
+        rng=check_rng(seed, check.id),
+        smoothing_eps=float(smoothing_eps),
+    )
     t0 = time.perf_counter()
     try:
         out = check.func(ctx)
@@ -133,8 +146,10 @@ def run_check(check: Check, n_random: int = 1000, tol: float = 1e-9, seed: int =
     }
 
 
-def run_checks(checks, n_random: int = 1000, tol: float = 1e-9, seed: int = 0) -> list[dict]:
-    return [run_check(c, n_random, tol, seed) for c in checks]
+def run_checks(
+    checks, n_random: int = 1000, tol: float = 1e-9, seed: int = 0, smoothing_eps: float = 1e-5
+) -> list[dict]:
+    return [run_check(c, n_random, tol, seed, smoothing_eps) for c in checks]
 
 
 # ----------------------------------------------------------------------------- symbolic helpers
