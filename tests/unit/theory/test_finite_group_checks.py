@@ -10,6 +10,7 @@ from grpo_repro.dynamics import finite_group as fg
 from grpo_repro.dynamics import kl_estimators as kle
 from grpo_repro.dynamics import maps as dyn
 from grpo_repro.theory import finite_group as tfg
+from grpo_repro.theory import finite_group_exact as tfg_exact
 from grpo_repro.theory.core import Context
 from grpo_repro.train import variants
 from tests.unit.theory.test_mutations import _replace, _source
@@ -19,8 +20,8 @@ CHECKS = {
     "fg.omega_limit": tfg.omega_limit,
     "fg.dr_weights": tfg.dr_weights,
     "fg.dr_law": tfg.dr_law,
-    "fg.brute_force_weights": tfg.brute_force,
-    "fg.oracle_stationary": tfg.oracle_stationary,
+    "fg.brute_force_weights": tfg_exact.brute_force,
+    "fg.oracle_stationary": tfg_exact.oracle_stationary,
 }
 
 

@@ -69,25 +69,28 @@ def group_advantages(k, group_size: int, eps, mean_only: bool = False):
     return a_plus, a_minus
 
 
-def _per_j(group_size: int, eps, mean_only: bool):
-    """Coefficients c+_j, c-_j (j = 0..G-1 other successes) of w+_G and w-_G."""
-    if np.ndim(eps) == 0:
-        return _per_j_scalar(int(group_size), float(eps), bool(mean_only))
+def _coefficients(group_size: int, eps, mean_only: bool):
+    """c+_j, c-_j: the advantage of a success with j other successes, minus that of a failure."""
     j = np.arange(group_size)
-    eps = np.asarray(eps, float)[..., None]
     a_plus, _ = group_advantages(j + 1, group_size, eps, mean_only)
     _, a_minus = group_advantages(j, group_size, eps, mean_only)
     return a_plus, a_minus
+
+
+def _per_j(group_size: int, eps, mean_only: bool):
+    """Coefficients c+_j, c-_j (j = 0..G-1 other successes) of w+_G and w-_G (eps: a scalar, or
+    an array broadcast against the other sample's successes on a new last axis)."""
+    if np.ndim(eps) == 0:
+        return _per_j_scalar(int(group_size), float(eps), bool(mean_only))
+    return _coefficients(group_size, np.asarray(eps, float)[..., None], mean_only)
 
 
 @lru_cache(maxsize=256)
 def _per_j_scalar(group_size: int, eps: float, mean_only: bool):
-    j = np.arange(group_size)
-    a_plus, _ = group_advantages(j + 1, group_size, eps, mean_only)
-    _, a_minus = group_advantages(j, group_size, eps, mean_only)
-    for a in (a_plus, a_minus):
+    out = _coefficients(group_size, eps, mean_only)
+    for a in out:
         a.setflags(write=False)  # cached: shared by every call
-    return a_plus, a_minus
+    return out
 
 
 def weights_logit(x, group_size: int, eps, mean_only: bool = False):

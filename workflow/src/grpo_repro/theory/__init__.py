@@ -13,7 +13,8 @@ Modules, by section of Mroueh (arXiv 2503.06639):
   kl_estimator FORMULAS.md Sec. 7: gradients of TRL's k3 estimator, plain and ratio-corrected
   prediction  fixed-point predictions (dynamics.prediction): Gibbs KL, beta_eff, p* monotone in p_ref
   finite_group FORMULAS.md Sec. 8: finite group size G (Omega_G -> Omega, Dr. GRPO's (G-1)/G law,
-              brute-force weights via the trainer's advantage, the oracle's stationary p*_G)
+              brute-force weights via the trainer's advantage, the oracle's stationary p*_G:
+              finite_group_exact)
   numerics_*  the product's code (grpo_repro.dynamics: maps, fixed points and 2-cycles, oracle,
               clipped surrogate, Thm 10 measurement) against the checked symbolic formulas,
               at random points, at the edges (boundaries, eps = 0, Delta_R != 0) and by
@@ -38,6 +39,7 @@ from . import (  # noqa: F401
     kl_estimator,
     prediction,
     finite_group,
+    finite_group_exact,
     numerics_maps,
     numerics_edges,
     numerics_orbits,
