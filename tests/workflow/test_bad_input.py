@@ -16,10 +16,21 @@ DEFAULT = cfg.load_yaml(ROOT / "config" / "config.yaml")
 SCHEMA = cfg.load_schema()
 
 
+def _resolve(sub):
+    """`sub` with its $ref (a JSON pointer into the schema: #/$defs/.. or #/properties/..) followed."""
+    while "$ref" in sub:
+        node = SCHEMA
+        for part in sub["$ref"].removeprefix("#/").split("/"):
+            node = node[part]
+        sub = node
+    return sub
+
+
 def leaves(node, schema, keys=()):
-    """(key path, leaf schema) for every scalar/list key of the default configuration."""
+    """(key path, leaf schema) for every scalar/list key of the default configuration (a key
+    under a mapping of named entries, e.g. fixed_point.factors: its additionalProperties)."""
     for k, v in node.items():
-        sub = schema["properties"][k]
+        sub = _resolve(schema.get("properties", {}).get(k) or schema["additionalProperties"])
         if isinstance(v, dict):
             yield from leaves(v, sub, keys + (k,))
         else:
@@ -49,11 +60,9 @@ def test_every_key_rejects_wrong_type(keys):
 
 
 def _below_minimum(sub):
-    sub = sub.get("$ref") and SCHEMA["$defs"][sub["$ref"].split("/")[-1]] or sub
+    sub = _resolve(sub)
     if "oneOf" in sub:
-        subs = [
-            s.get("$ref") and SCHEMA["$defs"][s["$ref"].split("/")[-1]] or s for s in sub["oneOf"]
-        ]
+        subs = [_resolve(s) for s in sub["oneOf"]]
         sub = next((s for s in subs if "minimum" in s or "exclusiveMinimum" in s), sub)
     if "minimum" in sub:
         return sub["minimum"] - 1
