@@ -111,8 +111,12 @@ def test_dr_grpo_law_fit_recovers_the_finite_g_line():
     assert s["law_intercept_G"] == pytest.approx((1 - 1 / G) / BETA)
     assert s["law_slope"] == pytest.approx(1.0, abs=0.05)
     assert s["law_shift"] == pytest.approx(s["law_intercept_G"], abs=0.05)
-    lines = "\n".join(markdown.law_lines(pd.DataFrame([s])))
-    assert "| 2 | 8 |" in lines and "yes | yes" in lines
+    wide = s.copy()
+    wide["law_intercept_lo"], wide["law_intercept_hi"] = 0.3, 0.5  # contains (1 - 1/8)/2
+    lines = "\n".join(markdown.law_lines(pd.DataFrame([wide])))
+    assert "| 2 | 8 |" in lines and "yes | yes | yes |" in lines
+    wide["law_intercept_lo"], wide["law_intercept_hi"] = 0.0, 0.1
+    assert "yes | yes | no |" in "\n".join(markdown.law_lines(pd.DataFrame([wide])))
 
 
 def test_group_order_and_factor_lines():

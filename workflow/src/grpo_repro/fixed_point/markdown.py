@@ -91,17 +91,20 @@ def law_lines(summary: pd.DataFrame) -> list[str]:
         "### dr_grpo: the linear law logit plateau = slope x logit p_ref + intercept",
         "",
         "| beta | G | slope | intercept | (1 - 1/G)/beta | 1/beta (population) | "
-        "shift at slope 1 | slope within 0.1 of 1 | intercept within 15% |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "shift at slope 1 | slope within 0.1 of 1 | intercept within 15% | "
+        "(1 - 1/G)/beta in the intercept's interval |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for _, r in rows.iterrows():
         ok_s = abs(r["law_slope"] - 1) <= LAW_SLOPE_TOL
         ok_i = abs(r["law_intercept"] / r["law_intercept_G"] - 1) <= LAW_INTERCEPT_TOL
+        inside = r["law_intercept_lo"] <= r["law_intercept_G"] <= r["law_intercept_hi"]
         out.append(
             f"| {r['beta']:g} | {int(r['G'])} | {_ci(r, 'law_slope')} | "
             f"{_ci(r, 'law_intercept')} | {_f(r['law_intercept_G'])} | "
             f"{_f(r['law_intercept_population'])} | {_ci(r, 'law_shift')} | "
-            f"{'yes' if ok_s else 'no'} | {'yes' if ok_i else 'no'} |"
+            f"{'yes' if ok_s else 'no'} | {'yes' if ok_i else 'no'} | "
+            f"{'yes' if inside else 'no'} |"
         )
     out += [
         "",
