@@ -136,12 +136,8 @@ rule fixed_point_compare:
     """One study: per prompt p_ref, p*, p*_G, the measured plateau, convergence, KL; per (run, beta)
     over seeds: the gaps against the baselines, the noise floor, dr_grpo's law; summary.md."""
     input:
-        unpack(
-            lambda w: {
-                **fp_runs.compare_inputs(FP, FP_DIR, w.study, FP_G, FP_STEPS),
-                "code": code("fixed_point_compare.py"),
-            }
-        ),
+        unpack(lambda w: fp_runs.compare_inputs(FP, FP_DIR, w.study, FP_G, FP_STEPS)),
+        code=code("fixed_point_compare.py"),
     output:
         prompts=f"{FP_DIR}/{{study}}/data/prompts.csv",
         summary=f"{FP_DIR}/{{study}}/data/summary.csv",
