@@ -132,3 +132,22 @@ def test_group_order_and_factor_lines():
     assert "G = 8 < 16" in text and "rises" in text and "ordered the same way" in text
     flat = summary.assign(p_plateau_mean=summary["p_plateau_mean"].to_numpy()[::-1])
     assert "NOT ordered" in "\n".join(markdown.group_lines(flat))
+
+
+@pytest.mark.parametrize(
+    "signed, verdict", [(-0.01, "moves the plateau toward"), (-0.05, "does not move")]
+)
+def test_factor_lines_compare_with_the_base_run(signed, verdict):
+    rows = [
+        ("grpo_k3_ratio", "base", -0.03),
+        ("grpo_k3", "base", -0.001),  # another kind at the same beta: not the base of a factor
+        ("grpo_k3_ratio_lr_half", "lr_half", signed),
+    ]
+    summary = pd.DataFrame(
+        [
+            {"run": run, "setting": s, "beta": 2.0, "signed_pred_G": v, "gap_pred_G": abs(v)}
+            for run, s, v in rows
+        ]
+    )
+    text = "\n".join(markdown.factor_lines(summary))
+    assert f"{signed:+.3f} vs -0.030 at base" in text and verdict in text

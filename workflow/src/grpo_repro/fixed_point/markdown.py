@@ -10,6 +10,7 @@ import math
 import pandas as pd
 
 from grpo_repro.fixed_point.aggregate import AIM_ABS, AIM_FLOOR, AIM_RATIO
+from grpo_repro.fixed_point.runs import SWEPT
 
 LAW_SLOPE_TOL = 0.1  # issue 21: the dr_grpo slope within 0.1 of 1
 LAW_INTERCEPT_TOL = 0.15  # and the intercept within 15% of (1 - 1/G)/beta
@@ -142,12 +143,12 @@ def group_lines(summary: pd.DataFrame) -> list[str]:
 def factor_lines(summary: pd.DataFrame) -> list[str]:
     """Each changed setting against the base run at the same beta: does it move the plateau
     toward p*_G?"""
-    base = summary[(summary["setting"] == "base") & (summary["variant"] == "grpo")]
+    swept = SWEPT.replace("/", "_")
+    base = summary[summary["run"] == swept]
     rows = summary[~summary["setting"].isin(["base"]) & ~summary["setting"].str.match(r"G\d+")]
     out = []
     for _, r in rows.iterrows():
-        b = base[(base["beta"] == r["beta"]) & (base["run"] == r["run"].rsplit("_", 1)[0])]
-        b = base[base["beta"] == r["beta"]] if b.empty else b
+        b = base[base["beta"] == r["beta"]]
         if b.empty:
             continue
         b = b.iloc[0]
