@@ -195,7 +195,9 @@ def test_report_captions_render(config_file):
 
     config = cfg.load(ROOT / "config" / config_file)
     sm = SimpleNamespace(
-        config=config, wildcards=SimpleNamespace(split="test"), params=SimpleNamespace()
+        config=config,
+        wildcards=SimpleNamespace(split="test", study="main"),
+        params=SimpleNamespace(),
     )
     env = Environment(undefined=StrictUndefined)
     captions = sorted((ROOT / "workflow/report").glob("*.rst"))
