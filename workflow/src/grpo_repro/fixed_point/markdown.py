@@ -152,11 +152,18 @@ def factor_lines(summary: pd.DataFrame) -> list[str]:
         if b.empty:
             continue
         b = b.iloc[0]
-        closer = abs(r["signed_pred_G"]) < abs(b["signed_pred_G"])
+        toward = abs(b["signed_pred_G"]) - abs(r["signed_pred_G"])
+        half = (r["signed_pred_G_hi"] - r["signed_pred_G_lo"]) / 2
+        if toward > half:
+            said = f"moves the plateau toward p*_G by {_f(toward)}"
+        elif toward < -half:
+            said = f"moves the plateau away from p*_G by {_f(-toward)}"
+        else:
+            said = f"no measurable change ({_f(abs(toward))} within its interval's +-{_f(half)})"
         out.append(
-            f"- {r['setting']} (beta {r['beta']:g}): plateau - p*_G {_f(r['signed_pred_G'], '{:+.3f}')}"
-            f" vs {_f(b['signed_pred_G'], '{:+.3f}')} at base (gap {_f(r['gap_pred_G'])} vs "
-            f"{_f(b['gap_pred_G'])}): {'moves the plateau toward' if closer else 'does not move the plateau toward'} p*_G."
+            f"- {r['setting']} (beta {r['beta']:g}): plateau - p*_G "
+            f"{_ci(r, 'signed_pred_G', '{:+.3f}')} vs {_f(b['signed_pred_G'], '{:+.3f}')} at base "
+            f"(gap {_f(r['gap_pred_G'])} vs {_f(b['gap_pred_G'])}): {said}."
         )
     return ["", "### One factor at a time", "", *out] if out else []
 
