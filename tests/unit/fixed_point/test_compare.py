@@ -164,3 +164,10 @@ def test_factor_lines_compare_with_the_base_run(signed, verdict):
     )
     text = "\n".join(markdown.factor_lines(summary))
     assert "vs -0.030 at base" in text and verdict in text
+
+
+def test_overview_puts_every_study_under_the_aims():
+    pages = {s: f"## {markdown.TITLES[s]}\n" for s in ("main", "groups", "factors")}
+    text = markdown.overview(pages)
+    assert text.startswith("# Fixed-point test") and "max(0.03, 1.2 x the noise floor)" in text
+    assert text.index(markdown.TITLES["main"]) < text.index(markdown.TITLES["factors"])
