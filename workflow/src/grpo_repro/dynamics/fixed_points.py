@@ -187,14 +187,11 @@ def _fixed_points_group(beta: float, l_ref: float, eps: float, n_grid: int, g: i
     hi = l_ref + fg.omega_max(g, eps) / beta
     grid = np.linspace(l_ref - 1e-6 * (1 + abs(l_ref)), hi + 1e-6 * (1 + abs(hi)), n_grid)
 
-    def f(x):
-        return dyn.h_logit(x, expit(l_ref), beta, eps, group_size=g) - x
-
-    def f_shift(x):  # l_ref exactly (no round trip through p_ref)
+    def f(x):  # H_G(x) - x, with l_ref exactly (no round trip through p_ref)
         return l_ref + fg.omega_logit(x, g, eps) / beta - x
 
     out = []
-    for x in _roots(f_shift, lambda t: float(f_shift(t)), grid):
+    for x in _roots(f, lambda t: float(f(t)), grid):
         hp = float(dyn.h_prime_logit(x, beta, eps, group_size=g))
         res = abs(float(expit(x + f(x))) - float(expit(x)))
         out.append(FixedPoint(float(expit(x)), float(x), hp, abs(hp) < 1.0, res))

@@ -42,9 +42,14 @@ class Run:
     def name(self) -> str:
         return f"{self.kind}/beta_{self.beta:g}/seed_{self.seed}"
 
+    @property
+    def setting_g(self) -> int | None:
+        """G of a group-size setting (G<n>), None for the others."""
+        return int(self.setting[1:]) if re.fullmatch(r"G\d+", self.setting) else None
+
     def group_size(self, base_g: int) -> int:
         """G of the run: the setting's, else train.num_generations."""
-        return int(self.setting[1:]) if re.fullmatch(r"G\d+", self.setting) else int(base_g)
+        return self.setting_g or int(base_g)
 
 
 def parse(name: str) -> Run:
@@ -106,8 +111,8 @@ def train_settings(base: dict, fp: dict, run: Run) -> dict:
         "on_pool": True,
         "seeds": [run.seed],
     }
-    if run.setting.startswith("G") and run.setting[1:].isdigit():
-        train["num_generations"] = int(run.setting[1:])
+    if run.setting_g:
+        train["num_generations"] = run.setting_g
     elif run.setting:
         train.update(fp["factors"][run.setting])
     return {**base, "train": train}
