@@ -45,6 +45,10 @@ BAD = [  # (key path, bad value, words expected in the message)
     (["data", "source"], "mnist", "data.source"),
     (["figures", "eps"], [0.0], "figures.eps[0]"),
     (["train", "bf16"], "yes", "train.bf16"),
+    (["fixed_point", "long_steps"], 0, "fixed_point.long_steps"),
+    (["fixed_point", "long_steps"], 400, "fixed_point.long_steps"),  # not above max_steps
+    (["fixed_point", "long_steps"], 1000, "fixed_point.long_steps"),  # not a multiple of save_steps
+    (["fixed_point", "factors", "long"], {"num_iterations": 1}, "fixed_point.factors"),
 ]
 
 

@@ -6,7 +6,8 @@ the last checkpoint's sequence-level KL(pi || pi_ref) is measured; grpo_repro.fi
 each prompt's plateau with p*, p*_G and the baselines "stays at p_ref" and "goes to 1". Three
 studies (grpo_repro.fixed_point.runs), each a named target: fixed_point_main (fixed_point.runs at
 every beta and seed), fixed_point_groups (the group-size sweep), fixed_point_factors (plain k3,
-mirror, one training setting changed at a time); `fixed_point` runs all three.
+mirror, one training setting changed at a time, the convergence check's long runs); `fixed_point`
+runs all three.
 """
 
 FP = config["fixed_point"]
@@ -16,7 +17,9 @@ FP_STUDIES = list(fp_runs.STUDIES)
 # {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}: every run of every study, each once
 FP_RUNS = [r.name for r in fp_runs.all_runs(FP, FP_G)]
 FP_RUN_RE = r"(grpo|mirror|dr_grpo|mirror_dr)_(k3_ratio|k3)(_\w+)?/beta_[0-9.e+-]+/seed_\d+"
+FP_LONG_RE = rf"\w+_{fp_runs.LONG}/beta_[0-9.e+-]+/seed_\d+"  # the convergence check's runs
 FP_STEPS = list(range(FP["save_steps"], FP["max_steps"] + 1, FP["save_steps"]))
+FP_LONG_STEPS = list(range(FP["save_steps"], (FP["long_steps"] or 0) + 1, FP["save_steps"]))
 
 
 rule fixed_point_pool:
@@ -94,13 +97,25 @@ use rule evaluate_run as fixed_point_evaluate with:
     benchmark:
         f"{BENCH}/fixed_point/evaluate/{{run}}.tsv"
     wildcard_constraints:
-        run=FP_RUN_RE,
+        run=rf"(?!\w+_{fp_runs.LONG}/){FP_RUN_RE}",  # not a long run
     params:
         run=lambda w: w.run,
-        models=lambda w: {s: f"{FP_DIR}/train/{w.run}/checkpoints/step_{s}" for s in FP_STEPS},
-        tasks=lambda w: [t.as_dict() for t in fp_runs.eval_tasks(FP_DIR, w.run, FP_STEPS)],
+        models=lambda w: {
+            s: f"{FP_DIR}/train/{w.run}/checkpoints/step_{s}" for s in fp_runs.steps(FP, w.run)
+        },
+        tasks=lambda w: [
+            t.as_dict() for t in fp_runs.eval_tasks(FP_DIR, w.run, fp_runs.steps(FP, w.run))
+        ],
         splits=["pool"],
         settings=lambda w: fp_runs.eval_settings(cfg.eval_settings(config), FP, w.run),
+
+
+use rule fixed_point_evaluate as fixed_point_evaluate_long with:
+    output:
+        tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_LONG_STEPS)],
+        meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_LONG_STEPS)],
+    wildcard_constraints:
+        run=FP_LONG_RE,
 
 
 rule fixed_point_kl:
@@ -122,7 +137,7 @@ rule fixed_point_kl:
         ENV
     threads: 1
     params:
-        model=lambda wildcards: f"{FP_DIR}/train/{wildcards.run}/checkpoints/step_{FP_STEPS[-1]}",
+        model=lambda w: f"{FP_DIR}/train/{w.run}/checkpoints/step_{fp_runs.steps(FP, w.run)[-1]}",
         ref=REF_MODEL,
         samples=FP["kl_samples"],
         seed=lambda w: fp_runs.parse(w.run).seed,
@@ -132,11 +147,39 @@ rule fixed_point_kl:
         "../scripts/fixed_point_kl.py"
 
 
+rule fixed_point_tabular:
+    """The tabular control: the same sampled update on a free per-prompt policy from p_ref."""
+    input:
+        ref=f"{FP_DIR}/evaluate/ref/pool/step_0.csv",
+        code=code("fixed_point_tabular.py"),
+    output:
+        csv=f"{FP_DIR}/factors/data/tabular.csv",
+    log:
+        f"{LOGS}/fixed_point/fixed_point_tabular.log",
+    benchmark:
+        f"{BENCH}/fixed_point/fixed_point_tabular.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        variants=fp_runs.tabular_variants(FP),
+        beta=FP["sweep_beta"],
+        eps=config["train"]["smoothing_eps"],
+        G=FP_G,
+        mu=config["train"]["num_iterations"],
+        clip_eps=config["train"]["clip_eps"],
+        lr=FP["tabular"]["lr"],
+        n_iter=FP["tabular"]["n_iter"],
+        seed=FP["seeds"][0],
+    script:
+        "../scripts/fixed_point_tabular.py"
+
+
 rule fixed_point_compare:
     """One study: per prompt p_ref, p*, p*_G, the measured plateau, convergence, KL; per (run, beta)
     over seeds: the gaps against the baselines, the noise floor, dr_grpo's law; summary.md."""
     input:
-        unpack(lambda w: fp_runs.compare_inputs(FP, FP_DIR, w.study, FP_G, FP_STEPS)),
+        unpack(lambda w: fp_runs.compare_inputs(FP, FP_DIR, w.study, FP_G)),
         code=code("fixed_point_compare.py"),
     output:
         prompts=f"{FP_DIR}/{{study}}/data/prompts.csv",
@@ -153,7 +196,6 @@ rule fixed_point_compare:
     threads: 1
     params:
         runs=lambda w: [r.name for r in fp_runs.study_runs(FP, w.study, FP_G)],
-        steps=FP_STEPS,
         eps=config["train"]["smoothing_eps"],
         n_bootstrap=config["report"]["n_bootstrap"],
         seed=FP["seeds"][0],

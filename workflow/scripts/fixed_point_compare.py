@@ -1,6 +1,7 @@
 """Rule fixed_point_compare (stage fixed_point, Thm 2-3 at the population and at finite G, Thm 5):
 one study's per-prompt plateaus beside p* and p*_G and the baselines, its summary per (run, beta)
-over seeds, and its summary.md (grpo_repro.fixed_point.compare, .aggregate, .markdown)."""
+over seeds, and its summary.md (grpo_repro.fixed_point.compare, .aggregate, .markdown; study
+factors: with the tabular control)."""
 
 import pandas as pd
 
@@ -20,12 +21,15 @@ ref = read(sm.input.ref)
 parts = []
 for name in p.runs:
     run = runs.parse(name)
-    tables = pd.concat([read(sm.input[f"{name}@{s}"]).assign(step=s) for s in p.steps])
+    keys = sm.input.keys()  # the names (a Namedlist iterates over its files)
+    steps = sorted(int(k.split("@")[1]) for k in keys if k.startswith(f"{name}@"))
+    tables = pd.concat([read(sm.input[f"{name}@{s}"]).assign(step=s) for s in steps])
     kl = read(sm.input[f"kl@{name}"])
     parts.append(compare.prompt_table(ref, tables, kl, run, p.eps, run.group_size(p.base_g)))
 prompts = pd.concat(parts, ignore_index=True)
 summary = aggregate.summary_table(prompts, p.eps, p.n_bootstrap, p.seed)
 io.write_csv(sm.output.prompts, prompts)
 io.write_csv(sm.output.summary, summary)
-io.write_text(sm.output.md, markdown.study_markdown(sm.wildcards.study, summary, prompts))
+tabular = read(sm.input.tabular) if hasattr(sm.input, "tabular") else None
+io.write_text(sm.output.md, markdown.study_markdown(sm.wildcards.study, summary, prompts, tabular))
 print(summary.to_string())

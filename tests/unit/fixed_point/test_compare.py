@@ -134,6 +134,23 @@ def test_group_order_and_factor_lines():
     assert "NOT ordered" in "\n".join(markdown.group_lines(flat))
 
 
+def _summary(rows) -> pd.DataFrame:
+    """Summary rows (run, setting, signed gap to p*_G) at beta 2 with +-0.015 intervals."""
+    return pd.DataFrame(
+        [
+            {
+                "run": run,
+                "setting": s,
+                "beta": 2.0,
+                "signed_pred_G": v,
+                "signed_pred_G_lo": v - 0.015,
+                "signed_pred_G_hi": v + 0.015,
+            }
+            for run, s, v in rows
+        ]
+    )
+
+
 @pytest.mark.parametrize(
     "signed, verdict",
     [
@@ -143,27 +160,40 @@ def test_group_order_and_factor_lines():
     ],
 )
 def test_factor_lines_compare_with_the_base_run(signed, verdict):
-    rows = [
-        ("grpo_k3_ratio", "base", -0.03),
-        ("grpo_k3", "base", -0.001),  # another kind at the same beta: not the base of a factor
-        ("grpo_k3_ratio_lr_half", "lr_half", signed),
-    ]
-    summary = pd.DataFrame(
+    summary = _summary(
         [
-            {
-                "run": run,
-                "setting": s,
-                "beta": 2.0,
-                "signed_pred_G": v,
-                "signed_pred_G_lo": v - 0.015,
-                "signed_pred_G_hi": v + 0.015,
-                "gap_pred_G": abs(v),
-            }
-            for run, s, v in rows
+            ("grpo_k3_ratio", "base", -0.03),
+            ("grpo_k3", "base", -0.001),  # another kind at the same beta: not a factor's base
+            ("grpo_k3_ratio_lr_half", "lr_half", signed),
         ]
     )
+    summary["gap_pred_G"] = summary["signed_pred_G"].abs()
     text = "\n".join(markdown.factor_lines(summary))
     assert "vs -0.030 at base" in text and verdict in text
+
+
+@pytest.mark.parametrize(
+    "moved, said",
+    [
+        (0.01, "+0.010 from steps 400-480 to 880-960, less"),
+        (-0.05, "-0.050 from steps 400-480 to 880-960, NOT less"),
+    ],
+)
+def test_long_run_is_compared_with_the_base_run_of_its_own_kind(moved, said):
+    summary = _summary(
+        [
+            ("grpo_k3_ratio", "base", -0.03),
+            ("dr_grpo_k3_ratio", "base", -0.02),
+            ("dr_grpo_k3_ratio_long", "long", -0.02 + moved),
+        ]
+    ).assign(
+        gap_pred_G=0.04,
+        p_plateau_mean=[0.60, 0.50, 0.50 + moved],
+        plateau_steps=["400-480", "400-480", "880-960"],
+    )
+    text = "\n".join(markdown.factor_lines(summary))
+    assert "dr_grpo_k3_ratio long (beta 2)" in text and "vs -0.020 at base" in text
+    assert f"the mean plateau moves by {said} than the gap reported (0.040)" in text
 
 
 def test_overview_puts_every_study_under_the_aims():

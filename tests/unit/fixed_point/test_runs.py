@@ -15,6 +15,7 @@ FP = {
     "learning_rate": 1e-4,
     "max_steps": 480,
     "save_steps": 80,
+    "long_steps": None,
     "ref_samples": 400,
     "samples": 200,
 }
@@ -61,9 +62,16 @@ def test_studies():
         "grpo_k3_ratio/beta_2/seed_3",
         "grpo_k3_ratio_mu1/beta_2/seed_3",
         "grpo_k3_ratio_lr_half/beta_2/seed_3",
+        "dr_grpo_k3_ratio/beta_2/seed_3",  # every base run at sweep_beta (main's, not retrained)
     ]
     every = [r.name for r in runs.all_runs(FP, 8)]
     assert len(every) == len(set(every)) == 8 + 4 + 4  # shared base runs trained once
+    long = runs.study_runs({**FP, "long_steps": 960}, "factors", 8)
+    assert sorted({r.name for r in long} - set(factors)) == [
+        "dr_grpo_k3_ratio_long/beta_2/seed_3",
+        "grpo_k3_ratio_long/beta_2/seed_3",
+    ]
+    assert len(runs.all_runs({**FP, "long_steps": 960}, 8)) == 16 + 2  # dr_grpo base: main's
     with pytest.raises(ValueError, match="unknown study"):
         runs.study_runs(FP, "nope", 8)
 
@@ -97,6 +105,21 @@ def test_train_settings_override_only_the_sweep_keys():
     assert g16["train"] == {**out["train"], "num_generations": 16}
     lr = runs.train_settings(base, FP, runs.parse("grpo_k3_ratio_lr_half/beta_2/seed_3"))
     assert lr["train"] == {**out["train"], "learning_rate": 5e-5}
+    fp = {**FP, "long_steps": 960}
+    long = runs.train_settings(base, fp, runs.parse("grpo_k3_ratio_long/beta_2/seed_3"))
+    assert long["train"] == {**out["train"], "max_steps": 960}
+
+
+def test_tabular_variants_leave_out_mirror():
+    fp = {"runs": ["grpo/k3_ratio", "mirror/k3_ratio", "grpo/k3", "dr_grpo/k3_ratio"]}
+    assert runs.tabular_variants(fp) == ["grpo", "dr_grpo"]
+
+
+def test_steps_of_base_and_long_runs():
+    fp = {**FP, "long_steps": 960}
+    assert runs.steps(fp, "grpo_k3_ratio/beta_2/seed_3") == [80, 160, 240, 320, 400, 480]
+    assert runs.steps(fp, runs.parse("dr_grpo_k3_ratio_long/beta_2/seed_0"))[-3:] == [800, 880, 960]
+    assert len(runs.steps(fp, "grpo_k3_ratio_lr_half/beta_2/seed_0")) == 6
 
 
 @pytest.mark.parametrize("name, samples", [("ref", 400), ("grpo_k3/beta_2/seed_3", 200)])
@@ -107,9 +130,18 @@ def test_eval_settings_samples(name, samples):
 
 
 def test_table_paths():
-    paths = runs.table_paths("fp", ["a/beta_2/seed_0"], [80, 160])
+    fp = {**FP, "max_steps": 160, "long_steps": 240}
+    paths = runs.table_paths("fp", fp, ["grpo_k3/beta_2/seed_0", "grpo_k3_long/beta_2/seed_0"])
     assert paths == {
         "ref": "fp/evaluate/ref/pool/step_0.csv",
-        "a/beta_2/seed_0@80": "fp/evaluate/a/beta_2/seed_0/pool/step_80.csv",
-        "a/beta_2/seed_0@160": "fp/evaluate/a/beta_2/seed_0/pool/step_160.csv",
+        **{
+            f"grpo_k3/beta_2/seed_0@{s}": f"fp/evaluate/grpo_k3/beta_2/seed_0/pool/step_{s}.csv"
+            for s in (80, 160)
+        },
+        **{
+            f"grpo_k3_long/beta_2/seed_0@{s}": (
+                f"fp/evaluate/grpo_k3_long/beta_2/seed_0/pool/step_{s}.csv"
+            )
+            for s in (80, 160, 240)
+        },
     }

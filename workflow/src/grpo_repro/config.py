@@ -241,6 +241,14 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 "plateau is read from the last two checkpoints",
             )
         )
+    long = fp.get("long_steps")
+    if long is not None and (long <= fp.get("max_steps", 0) or long % fp.get("save_steps", 1)):
+        found.append(
+            (
+                ["fixed_point", "long_steps"],
+                "must be a multiple of fixed_point.save_steps above fixed_point.max_steps",
+            )
+        )
     pool_n = data.get("train_pool")
     if pool_n is not None and fp.get("n_prompts", 0) > pool_n:
         found.append((["fixed_point", "n_prompts"], f"must be <= data.train_pool ({pool_n})"))

@@ -130,6 +130,7 @@ def summary_table(
             "share_plateau": float(g["plateau"].mean()),
             "share_converged": float(g["converged"].mean()),
             "kinds": ",".join(sorted(g["kind"].unique())),
+            "plateau_steps": g["plateau_steps"].iloc[0],
         }
         for name, gap in gaps.items():
             m, lo, hi = _ci(g, gap, n_boot, seed)
@@ -155,6 +156,10 @@ def summary_table(
         row["covered_to_one"] = float((g["plateau_hi"] >= 1.0 - 1e-12).mean())
         for col in ("beta_eff", "beta_eff_G"):
             row[f"{col}_median"] = float(np.nanmedian(g[col])) if g[col].notna().any() else np.nan
+        fv = g["fluct_var"].to_numpy(float)
+        row["logit_sd"] = (
+            float(np.sqrt(max(np.nanmean(fv), 0.0))) if np.isfinite(fv).any() else np.nan
+        )
         for col in ("kl", "kl_gibbs", "kl_gibbs_measured", "p_plateau", "p_pred", "p_pred_G"):
             row[f"{col}_mean"] = float(g[col].mean())
         if row["variant"] in ("dr_grpo",):

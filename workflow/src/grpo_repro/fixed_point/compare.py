@@ -11,6 +11,8 @@ Per prompt, `prompt_table` gives
   interval; `plateau` (the last two checkpoints' intervals overlap) and `converged` (the last
   three checkpoints' intervals overlap pairwise: the plateau has stopped moving);
   covered / covered_G (the plateau interval meets the prediction's interval);
+  fluct_var: how much the plateau still moves, the variance of p over the last three checkpoints
+  less its binomial part, in logit units (NaN unless 0.05 < p < 0.95);
   the mechanism: kl (sequence-level KL(pi || pi_ref) of the last checkpoint, fixed_point.kl),
   kl_gibbs (the Gibbs policy's KL at p*_G), kl_gibbs_measured (at the plateau), beta_eff and
   beta_eff_G (the beta whose fixed point of h, of h_G, the plateau is).
@@ -92,6 +94,10 @@ def prompt_table(
         [_overlap(x["ci_low"], x["ci_high"], y["ci_low"], y["ci_high"]) for x, y in _pairs(tail)],
         axis=0,
     )
+    out["fluct_var"] = _fluct_var(
+        np.stack([x["p_hat"].to_numpy(float) for x in tail]),
+        np.stack([x["samples"].to_numpy(float) for x in tail]),
+    )
     out["plateau_steps"] = f"{steps[-2:][0]}-{steps[-1]}"
     for side in ("", "_G"):
         lo, hi = out[f"p_pred{side}_lo"], out[f"p_pred{side}_hi"]
@@ -104,6 +110,18 @@ def prompt_table(
     out["beta_eff_G"] = pred.beta_eff(out["p_plateau"], out["p_ref"], eps, group_size=g)
     meta = {"run": run.kind, "variant": run.variant, "setting": run.setting or "base"}
     return out.assign(**meta, G=g, beta=run.beta, seed=run.seed)
+
+
+def _fluct_var(p: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Per prompt (column): the variance of p_hat over the checkpoints (rows) less the binomial
+    variance of its samples, in logit units (delta method: / (p (1 - p))^2)."""
+    m = p.mean(axis=0)
+    if p.shape[0] < 2:
+        return np.full(m.shape, np.nan)
+    inner = (m > 0.05) & (m < 0.95)
+    mm = np.where(inner, m * (1 - m), 1.0)
+    v = (p.var(axis=0, ddof=1) - np.mean(mm / n, axis=0)) / mm**2
+    return np.where(inner, v, np.nan)
 
 
 def _g_name(col: str) -> str:

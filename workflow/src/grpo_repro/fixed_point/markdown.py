@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from grpo_repro.fixed_point.aggregate import AIM_ABS, AIM_FLOOR, AIM_RATIO
-from grpo_repro.fixed_point.runs import SWEPT
+from grpo_repro.fixed_point.runs import LONG
 
 LAW_SLOPE_TOL = 0.1  # issue 21: the dr_grpo slope within 0.1 of 1
 LAW_INTERCEPT_TOL = 0.15  # and the intercept within 15% of (1 - 1/G)/beta
@@ -141,14 +142,14 @@ def group_lines(summary: pd.DataFrame) -> list[str]:
 
 
 def factor_lines(summary: pd.DataFrame) -> list[str]:
-    """Each changed setting against the base run at the same beta: does it move the plateau
-    toward p*_G?"""
-    swept = SWEPT.replace("/", "_")
-    base = summary[summary["run"] == swept]
+    """Each changed setting against the base run of its kind at the same beta: does it move the
+    plateau toward p*_G? A `long` run (the convergence check): how much doubling the steps moves
+    the mean plateau, beside the gap reported."""
     rows = summary[~summary["setting"].isin(["base"]) & ~summary["setting"].str.match(r"G\d+")]
     out = []
     for _, r in rows.iterrows():
-        b = base[base["beta"] == r["beta"]]
+        kind = r["run"].removesuffix(f"_{r['setting']}")
+        b = summary[(summary["run"] == kind) & (summary["beta"] == r["beta"])]
         if b.empty:
             continue
         b = b.iloc[0]
@@ -160,16 +161,60 @@ def factor_lines(summary: pd.DataFrame) -> list[str]:
             said = f"moves the plateau away from p*_G by {_f(-toward)}"
         else:
             said = f"no measurable change ({_f(abs(toward))} within its interval's +-{_f(half)})"
+        if r["setting"] == LONG:
+            moved = r["p_plateau_mean"] - b["p_plateau_mean"]
+            said += (
+                f"; the mean plateau moves by {_f(moved, '{:+.3f}')} from steps "
+                f"{b['plateau_steps']} to {r['plateau_steps']}, "
+                + ("less" if abs(moved) < b["gap_pred_G"] else "NOT less")
+                + f" than the gap reported ({_f(b['gap_pred_G'])})"
+            )
         out.append(
-            f"- {r['setting']} (beta {r['beta']:g}): plateau - p*_G "
+            f"- {kind} {r['setting']} (beta {r['beta']:g}): plateau - p*_G "
             f"{_ci(r, 'signed_pred_G', '{:+.3f}')} vs {_f(b['signed_pred_G'], '{:+.3f}')} at base "
             f"(gap {_f(r['gap_pred_G'])} vs {_f(b['gap_pred_G'])}): {said}."
         )
     return ["", "### One factor at a time", "", *out] if out else []
 
 
-def study_markdown(study: str, summary: pd.DataFrame, prompts: pd.DataFrame) -> str:
-    plateau = prompts["plateau_steps"].iloc[0] if len(prompts) else "n/a"
+def tabular_lines(tabular: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
+    """The tabular control (fixed_point.tabular) beside the language model's base run of the same
+    variant and beta: the gap the update leaves by itself, and what the model adds."""
+    out = []
+    for (variant, beta), t in tabular.groupby(["variant", "beta"], sort=False):
+        signed = float((t["p_tabular"] - t["p_pred_G"]).mean())
+        gap = float((t["p_tabular"] - t["p_pred_G"]).abs().mean())
+        sd = float(np.sqrt((t["logit_sd"] ** 2).mean()))
+        b = summary[(summary["run"] == f"{variant}_k3_ratio") & (summary["beta"] == beta)]
+        lm = "no base run to compare with"
+        if not b.empty:
+            b = b.iloc[0]
+            lm = (
+                f"the language model's {_f(b['signed_pred_G'], '{:+.3f}')} "
+                f"[{_f(b['signed_pred_G_lo'], '{:+.3f}')}, {_f(b['signed_pred_G_hi'], '{:+.3f}')}]"
+                f" (logit sd {_f(b['logit_sd'], '{:.2f}')} over its last three checkpoints): "
+                + (
+                    "the update and its sampling noise do not explain the model's gap; "
+                    f"{_f(b['signed_pred_G'] - signed, '{:+.3f}')} is what a parametric policy "
+                    "over token sequences, shared across prompts, adds"
+                    if b["signed_pred_G_hi"] < signed or b["signed_pred_G_lo"] > signed
+                    else "the model's gap is within what the update leaves by itself"
+                )
+            )
+        out.append(
+            f"- {variant}, beta {beta:g}, G {int(t['G'].iloc[0])}: a free per-prompt policy "
+            f"trained by the same sampled update ({len(t)} prompts at their measured p_ref, Adam "
+            f"lr {t['lr'].iloc[0]:g}, {int(t['n_iter'].iloc[0])} batches) ends at plateau - p*_G "
+            f"{_f(signed, '{:+.3f}')} (mean |gap| {_f(gap)}, logit sd {_f(sd, '{:.2f}')}), vs "
+            f"{lm}."
+        )
+    return ["", "### Tabular control: the same update on a free per-prompt policy", "", *out]
+
+
+def study_markdown(
+    study: str, summary: pd.DataFrame, prompts: pd.DataFrame, tabular: pd.DataFrame | None = None
+) -> str:
+    plateau = ", ".join(prompts["plateau_steps"].unique()) if len(prompts) else "n/a"
     lines = [
         f"## {TITLES.get(study, study)}",
         "",
@@ -188,6 +233,7 @@ def study_markdown(study: str, summary: pd.DataFrame, prompts: pd.DataFrame) -> 
         *law_lines(summary),
         *(group_lines(summary) if study == "groups" else []),
         *(factor_lines(summary) if study == "factors" else []),
+        *(tabular_lines(tabular, summary) if tabular is not None else []),
         "",
     ]
     return "\n".join(lines)

@@ -3,14 +3,18 @@ and their studies: names, settings and evaluation tasks.
 
 A run is (variant, KL estimator, setting, beta, seed) at results/fixed_point/train/<name>,
 <name> = {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}; setting is empty for the base runs,
-G<n> for the group-size sweep (train.num_generations = n) and a name of fixed_point.factors for
-one changed training setting (the mechanism study). Three studies, each a named target:
+G<n> for the group-size sweep (train.num_generations = n), `long` for the convergence check
+(fixed_point.long_steps steps instead of max_steps) and a name of fixed_point.factors for one
+changed training setting (the mechanism study). Three studies, each a named target:
 
 - main    (`fixed_point_main`):    fixed_point.runs at every beta and seed;
 - groups  (`fixed_point_groups`):  grpo/k3_ratio at sweep_beta for every G of group_sizes and the
   training G, every seed (the training G is main's run, trained once);
 - factors (`fixed_point_factors`): fixed_point.runs_first_seed at every beta, and every factor of
-  fixed_point.factors at sweep_beta, with the first seed, beside main's base run.
+  fixed_point.factors at sweep_beta, with the first seed, beside main's base runs (every kind of
+  fixed_point.runs at sweep_beta); when fixed_point.long_steps is set, each of those trained
+  long_steps steps (does doubling the steps move the plateau?); and the tabular control
+  (grpo_repro.fixed_point.tabular: the same update on a free per-prompt policy).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from grpo_repro.evaluate.tasks import Task
 
 STUDIES = ("main", "groups", "factors")
 SWEPT = "grpo/k3_ratio"  # the run kind of the group-size sweep and of the factors
+LONG = "long"  # the setting of the convergence check's runs (fixed_point.long_steps steps)
 _KIND = re.compile(r"^(grpo|mirror|dr_grpo|mirror_dr)_(k3_ratio|k3)(?:_(G\d+|[a-z][a-z0-9_]*))?$")
 
 
@@ -82,10 +87,18 @@ def study_runs(fp: dict, study: str, base_g: int) -> list[Run]:
         settings = ["" if g == base_g else f"G{g}" for g in sizes]
         return _runs([SWEPT], settings, [fp["sweep_beta"]], seeds)
     if study == "factors":
-        return _runs(fp["runs_first_seed"], [""], fp["betas"], first) + _runs(
-            [SWEPT], ["", *fp["factors"]], [fp["sweep_beta"]], first
-        )
+        sweep = [fp["sweep_beta"]]
+        out = _runs(fp["runs_first_seed"], [""], fp["betas"], first)
+        out += _runs([SWEPT], ["", *fp["factors"]], sweep, first)
+        out += _runs(fp["runs"], ["", *([LONG] if fp.get("long_steps") else [])], sweep, first)
+        return list({r.name: r for r in out}.values())
     raise ValueError(f"unknown study {study!r}; expected one of {STUDIES}")
+
+
+def tabular_variants(fp: dict) -> list[str]:
+    """The variants of fixed_point.runs the tabular control trains (mirror: no interior plateau)."""
+    kinds = [k.split("/")[0] for k in fp["runs"]]
+    return [v for v in dict.fromkeys(kinds) if not v.startswith("mirror")]
 
 
 def all_runs(fp: dict, base_g: int) -> list[Run]:
@@ -97,6 +110,14 @@ def all_runs(fp: dict, base_g: int) -> list[Run]:
     return list(out.values())
 
 
+def steps(fp: dict, run: Run | str) -> list[int]:
+    """The checkpoints a run is evaluated at: every save_steps up to max_steps (a `long` run:
+    long_steps)."""
+    run = parse(run) if isinstance(run, str) else run
+    last = fp["long_steps"] if run.setting == LONG else fp["max_steps"]
+    return list(range(fp["save_steps"], int(last) + 1, fp["save_steps"]))
+
+
 def train_settings(base: dict, fp: dict, run: Run) -> dict:
     """What one run's training reads: `base` (the default runs' training settings: seed, train,
     data) with the run's beta, KL estimator and seed, the sweep's steps and learning rate, on the
@@ -106,14 +127,14 @@ def train_settings(base: dict, fp: dict, run: Run) -> dict:
         "beta": run.beta,
         "kl_estimator": run.kl,
         "learning_rate": fp["learning_rate"],
-        "max_steps": fp["max_steps"],
+        "max_steps": steps(fp, run)[-1],
         "save_steps": fp["save_steps"],
         "on_pool": True,
         "seeds": [run.seed],
     }
     if run.setting_g:
         train["num_generations"] = run.setting_g
-    elif run.setting:
+    elif run.setting and run.setting != LONG:
         train.update(fp["factors"][run.setting])
     return {**base, "train": train}
 
@@ -143,20 +164,23 @@ def eval_tasks(fp_dir: str, name: str, steps: list[int]) -> list[Task]:
     ]
 
 
-def table_paths(fp_dir: str, names: list[str], steps: list[int]) -> dict:
-    """Evaluation table of pi_ref (key `ref`) and of every run at every step (key `run@step`)."""
+def table_paths(fp_dir: str, fp: dict, names: list[str]) -> dict:
+    """Evaluation table of pi_ref (key `ref`) and of every run at each of its steps (key
+    `run@step`)."""
     out = {"ref": f"{fp_dir}/evaluate/ref/pool/step_0.csv"}
     for name in names:
-        for step in steps:
+        for step in steps(fp, name):
             out[f"{name}@{step}"] = f"{fp_dir}/evaluate/{name}/pool/step_{step}.csv"
     return out
 
 
-def compare_inputs(fp: dict, fp_dir: str, study: str, base_g: int, steps: list[int]) -> dict:
+def compare_inputs(fp: dict, fp_dir: str, study: str, base_g: int) -> dict:
     """What comparing a study reads: pi_ref's table, every run's table at every step and its KL
-    table (key `kl@run`)."""
+    table (key `kl@run`); study factors: the tabular control (key `tabular`)."""
     names = [r.name for r in study_runs(fp, study, base_g)]
+    tabular = {"tabular": f"{fp_dir}/factors/data/tabular.csv"} if study == "factors" else {}
     return {
-        **table_paths(fp_dir, names, steps),
+        **table_paths(fp_dir, fp, names),
         **{f"kl@{name}": f"{fp_dir}/kl/{name}.csv" for name in names},
+        **tabular,
     }
