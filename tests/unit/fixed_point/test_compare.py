@@ -3,6 +3,8 @@ fabricated evaluation tables with known answers: predictions p* (Thm 2) and p*_G
 1 for mirror (Thm 5), the dr_grpo law; the plateau and convergence criteria; gaps over seeds; the
 noise floor; the aim's verdict both ways; the law fit recovering a known line."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -73,7 +75,9 @@ def test_a_plateau_far_from_p_star_g_misses_the_aim():
     s = aggregate.summary_table(t, EPS, n_boot=100).iloc[0]
     assert not s["aim_G"] and s["signed_pred_G"] < 0
     line = markdown.verdict(s)
-    assert "misses the aim" in line and "below p*_G" in line
+    assert "misses the aim" in line and "below p*_G" in line and "the factors study" in line
+    floor_bound = markdown.verdict(s.copy().replace({s["floor_G"]: s["gap_stays"]}))
+    assert "so even an exact p*_G misses the ratio" in floor_bound
 
 
 def test_noise_floor_shrinks_with_the_sample_sizes():
@@ -114,9 +118,12 @@ def test_dr_grpo_law_fit_recovers_the_finite_g_line():
     wide = s.copy()
     wide["law_intercept_lo"], wide["law_intercept_hi"] = 0.3, 0.5  # contains (1 - 1/8)/2
     lines = "\n".join(markdown.law_lines(pd.DataFrame([wide])))
-    assert "| 2 | 8 |" in lines and "yes | yes | yes |" in lines
+    assert "| dr_grpo_k3_ratio | 2 | 8 |" in lines
+    assert re.search(r"yes \| yes \([+-]\d\.\d%\) \| yes \|", lines)
     wide["law_intercept_lo"], wide["law_intercept_hi"] = 0.0, 0.1
-    assert "yes | yes | no |" in "\n".join(markdown.law_lines(pd.DataFrame([wide])))
+    wide["law_intercept"] = 0.8 * wide["law_intercept_G"]
+    low = "\n".join(markdown.law_lines(pd.DataFrame([wide])))
+    assert "| no (-20.0%) | no |" in low
 
 
 def test_group_order_and_factor_lines():
