@@ -18,8 +18,8 @@ FP_STUDIES = list(fp_runs.STUDIES)
 FP_RUNS = [r.name for r in fp_runs.all_runs(FP, FP_G)]
 FP_RUN_RE = r"(grpo|mirror|dr_grpo|mirror_dr)_(k3_ratio|k3)(_\w+)?/beta_[0-9.e+-]+/seed_\d+"
 FP_LONG_RE = rf"\w+_{fp_runs.LONG}/beta_[0-9.e+-]+/seed_\d+"  # the convergence check's runs
-FP_STEPS = list(range(FP["save_steps"], FP["max_steps"] + 1, FP["save_steps"]))
-FP_LONG_STEPS = list(range(FP["save_steps"], (FP["long_steps"] or 0) + 1, FP["save_steps"]))
+FP_STEPS = fp_runs.checkpoint_steps(FP)
+FP_LONG_STEPS = fp_runs.checkpoint_steps(FP, long=True)
 
 
 rule fixed_point_pool:
@@ -97,7 +97,7 @@ use rule evaluate_run as fixed_point_evaluate with:
     benchmark:
         f"{BENCH}/fixed_point/evaluate/{{run}}.tsv"
     wildcard_constraints:
-        run=rf"(?!\w+_{fp_runs.LONG}/){FP_RUN_RE}",  # not a long run
+        run=rf"(?!{FP_LONG_RE}/){FP_RUN_RE}",  # not a long run
     params:
         run=lambda w: w.run,
         models=lambda w: {
@@ -196,6 +196,9 @@ rule fixed_point_compare:
     threads: 1
     params:
         runs=lambda w: [r.name for r in fp_runs.study_runs(FP, w.study, FP_G)],
+        steps=lambda w: {
+            r.name: fp_runs.steps(FP, r) for r in fp_runs.study_runs(FP, w.study, FP_G)
+        },
         eps=config["train"]["smoothing_eps"],
         n_bootstrap=config["report"]["n_bootstrap"],
         seed=FP["seeds"][0],

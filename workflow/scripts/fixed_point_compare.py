@@ -21,9 +21,7 @@ ref = read(sm.input.ref)
 parts = []
 for name in p.runs:
     run = runs.parse(name)
-    keys = sm.input.keys()  # the names (a Namedlist iterates over its files)
-    steps = sorted(int(k.split("@")[1]) for k in keys if k.startswith(f"{name}@"))
-    tables = pd.concat([read(sm.input[f"{name}@{s}"]).assign(step=s) for s in steps])
+    tables = pd.concat([read(sm.input[f"{name}@{s}"]).assign(step=s) for s in p.steps[name]])
     kl = read(sm.input[f"kl@{name}"])
     parts.append(compare.prompt_table(ref, tables, kl, run, p.eps, run.group_size(p.base_g)))
 prompts = pd.concat(parts, ignore_index=True)

@@ -110,12 +110,16 @@ def all_runs(fp: dict, base_g: int) -> list[Run]:
     return list(out.values())
 
 
-def steps(fp: dict, run: Run | str) -> list[int]:
-    """The checkpoints a run is evaluated at: every save_steps up to max_steps (a `long` run:
-    long_steps)."""
-    run = parse(run) if isinstance(run, str) else run
-    last = fp["long_steps"] if run.setting == LONG else fp["max_steps"]
+def checkpoint_steps(fp: dict, long: bool = False) -> list[int]:
+    """Every save_steps up to max_steps (long: up to long_steps; none when it is null)."""
+    last = (fp["long_steps"] or 0) if long else fp["max_steps"]
     return list(range(fp["save_steps"], int(last) + 1, fp["save_steps"]))
+
+
+def steps(fp: dict, run: Run | str) -> list[int]:
+    """The checkpoints a run is evaluated at: checkpoint_steps, long for a `long` run."""
+    run = parse(run) if isinstance(run, str) else run
+    return checkpoint_steps(fp, long=run.setting == LONG)
 
 
 def train_settings(base: dict, fp: dict, run: Run) -> dict:
