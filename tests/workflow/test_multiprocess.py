@@ -3,9 +3,13 @@ process per device) on 2 CPU processes (gloo), through the rule's own launcher
 (grpo_repro.train.launch): the run really has 2 ranks (gloo, MULTI_CPU), and the same global batch
 on 1 and 2 processes gives the same training curve: the same completions and rewards (exactly) and
 the same updates up to float summation order (KL, loss and weights asserted to 2e-4; observed
-2e-5 after 16 steps at lr 1e-2). Whole groups stay on one process, and a run killed mid-way
-(SIGKILL after TRL's checkpoint 4, 8 or 12 of 16) resumes from that checkpoint on both ranks and
-ends with the weights of an uninterrupted 2-process run.
+2e-5 after 16 steps at lr 1e-2). The first batch has no success (all advantages 0, pi =
+pi_ref): its gradient is exactly 0 only when the policy's and the reference's log-probs take one
+path (else a round-off gradient, which Adam turns into a full-size step, parted the curves at step
+2). The micro prompts repeat (5 distinct among 20), so a batch may hold a prompt twice: two groups,
+each with its own seed. Whole groups stay on one process, and a run killed mid-way (SIGKILL after
+TRL's checkpoint 4, 8 or 12 of 16) resumes from that checkpoint on both ranks and ends with the
+weights of an uninterrupted 2-process run.
 
 Slow (about 30 seconds on 2 cores): `pytest -m slow`, run by .ci/run.
 """
@@ -116,13 +120,6 @@ def runs(tmp_path_factory):
     return root, ref, n, train, outs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug, found when the micro fixture's tokenizer was fixed (issue 23): its prompts now "
-    "have 4, 6 and 10 tokens, and 2-process training samples other completions than 1 process "
-    "(step 2's mean reward 0.0625 vs 0.125); with the old tokenization this test passed (bisected: "
-    "restoring only the old tokenizer loading makes it pass). Prompts of one length still differ.",
-)
 def test_two_processes_give_the_one_process_curve(runs):
     _, _, _, _, outs = runs
     one, two = (pd.read_csv(outs[d] / "train_log.csv") for d in (1, 2))

@@ -33,13 +33,13 @@ def micro():
     return micro_policy(sharpness=1.0, init_std=0.02)  # broad distributions: successes are frequent
 
 
-def run(micro, records, batch=2, partial=None, samples=16, **kw):
+def run(micro, records, batch=2, partial=None, samples=16, params=PARAMS, **kw):
     model, tok = micro
     return ev.evaluate_records(
         HFSampler(model, tok, batch_prompts=batch),
         records,
         samples=samples,
-        params=PARAMS,
+        params=params,
         seed=0,
         run="grpo/seed_0",
         step=60,
@@ -65,6 +65,28 @@ def test_table_columns_and_values(micro):
     )
     assert meta["timing"]["samples_per_s"] > 0 and "torch" in meta["versions"]
     assert meta["mean_p_hat"] == pytest.approx(df["p_hat"].mean())
+
+
+def test_prompts_per_batch_keeps_rows_per_batch():
+    """eval.batch_prompts counts prompts of eval.samples draws: greedy tasks batch as many rows."""
+    assert ev.prompts_per_batch(32, 50, 50) == 32
+    assert ev.prompts_per_batch(32, 50, 1) == 1600  # greedy: one row per prompt
+    assert ev.prompts_per_batch(2, 8, 16) == 1  # never below one prompt
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_table_does_not_depend_on_batching(micro, temperature):
+    """Per-prompt seeded draws: the same table whatever the prompts per batch (the greedy tasks'
+    larger batches of prompts_per_batch change no result)."""
+    records = micro_records(5)
+    params = SamplingParams(temperature=temperature, max_new_tokens=12)
+    tables = []
+    for batch in (1, 2, 5):
+        df, meta = run(micro, records, batch, samples=1 if temperature == 0 else 8, params=params)
+        assert meta["chunk_prompts"] == batch
+        tables.append(df)
+    for df in tables[1:]:
+        pd.testing.assert_frame_equal(tables[0], df)
 
 
 def test_fixed_seed_reproduces_table(micro, tmp_path):
@@ -216,4 +238,5 @@ def test_evaluate_run_script_end_to_end(tiny_policy, default_config, tmp_path):
         assert meta["decoding"]["temperature"] == t  # eval.temperature null: the training one
         assert meta["decoding"]["max_new_tokens"] == 8 and meta["n_prompts"] == 3
         assert not partial.partial_path_for(task.csv).exists()  # removed when the job ends
+        assert meta["chunk_prompts"] == (16 if task.temperature == 0 else 2)  # greedy: 2 x 8 rows
     assert "mean p_hat" in log.read_text()

@@ -193,6 +193,16 @@ def test_rollout_seeds_are_per_step_and_prompt(micro_ref):
     swapped = prompt_ids[:8] + prompt_ids[32:40] + prompt_ids[16:32] + prompt_ids[8:16]
     d, _ = tr._generate_single_turn(swapped, None, {}, 8)
     assert d[:8] == a[:8] and d[16:32] == a[16:32]  # groups 0, 2, 3 kept their place
+    # a prompt drawn twice into one batch is two groups, each with the seed of its place: group 1
+    # draws the same whatever precedes it (as on process 1 of 2, which holds it alone)
+    distinct = list(dict.fromkeys(tuple(ids) for ids in prompt_ids))
+    a_ids, b_ids, c_ids = (list(x) for x in distinct[:3])
+    tr.state.global_step = 6
+    tr._gen_counter = None
+    twice, _ = tr._generate_single_turn([a_ids] * 16 + [b_ids] * 8, None, {}, 8)
+    tr._gen_counter = None
+    once, _ = tr._generate_single_turn([c_ids] * 8 + [a_ids] * 8 + [b_ids] * 8, None, {}, 8)
+    assert twice[8:] == once[8:] and twice[:8] != twice[8:16]
     assert tr.rollout_seed("train", 0, 1) != tr.rollout_seed("train", 0, 2)
     assert tr.rollout_seed("train", 0, 1) != tr.rollout_seed("train", 1, 1)  # k-th generation
     assert tr.rollout_seed("train", 0, 1) != tr.rollout_seed("eval", 0, 1)
@@ -245,3 +255,19 @@ def test_compact_lm_head_sft_same_loss():
     for k in wa:
         assert torch.allclose(wa[k], wb[k], atol=1e-4), k
     assert trl_utils._use_triton(torch.device("cpu")) is False  # restored
+
+
+@pytest.mark.parametrize(
+    "rows, size, expected",
+    [
+        ([[1], [1], [2], [2]], None, [(0, 2), (2, 2)]),
+        ([[1], [1], [1], [1], [2], [2]], None, [(0, 4), (4, 2)]),  # no group size: one run
+        ([[1], [1], [1], [1], [2], [2]], 2, [(0, 2), (2, 2), (4, 2)]),  # two groups of prompt 1
+        ([[1], [2], [2], [3]], 2, [(0, 1), (1, 1), (2, 1), (3, 1)]),  # rows 1 and 2: two groups
+        ([[1], [1], [1]], 1, [(0, 1), (1, 1), (2, 1)]),  # TRL's tool turns: one row per group
+    ],
+)
+def test_group_rows_never_spans_a_group_boundary(rows, size, expected):
+    from grpo_repro.train.fast import group_rows
+
+    assert group_rows(rows, size) == expected

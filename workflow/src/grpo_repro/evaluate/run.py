@@ -199,6 +199,13 @@ def evaluate_records(
     return df, meta
 
 
+def prompts_per_batch(batch_prompts: int, samples: int, n: int) -> int:
+    """Prompts per sampler batch for a task drawing `n` samples per prompt: eval.batch_prompts
+    counts prompts of eval.samples draws each, so a greedy task (n = 1) batches as many rows,
+    batch_prompts * samples / n prompts (per-prompt seeded draws: the same tables, fewer forwards)."""
+    return max(1, int(batch_prompts) * int(samples) // max(1, int(n)))
+
+
 def eval_precision(choice: str, train_bf16: bool, device: str) -> tuple[str, bool]:
     """(weights dtype, bf16 autocast) of evaluation (config key eval.dtype): `training` computes as
     training did (float32 master weights, bf16 autocast when train.bf16 on a GPU), `float32` and
@@ -280,11 +287,13 @@ def run_eval_job(
                 max_new_tokens=int(ecfg["max_new_tokens"]),
             )
             part = partial.partial_path_for(task["csv"])
+            n = 1 if t == 0 else int(ecfg["samples"])  # greedy: one sample
+            sampler.batch_prompts = prompts_per_batch(batch_prompts, ecfg["samples"], n)
             with ctx:
                 df, meta = evaluate_records(
                     sampler,
                     prompts[split],
-                    samples=1 if t == 0 else int(ecfg["samples"]),  # greedy: one sample
+                    samples=n,
                     params=params,
                     seed=int(settings["seed"]),
                     run=run,

@@ -22,6 +22,8 @@ is named; tests/unit/train/test_fast.py pins what is relied on.
    Seeds: prompt group g of the k-th generation at optimizer step `state.global_step` on process
    r draws from its own torch.Generator seeded with
        derive_seed(args.seed, "grpo-rollout", mode, global_step, k, r * n_groups + g)   (k = 0 here)
+   (g counts groups of G rows, so a prompt drawn twice into one batch is two groups, each with its
+   own seed)
    and the global torch RNG is not used. A run is reproducible, and because the project only
    checkpoints at generation boundaries (save_steps % mu == 0) a resumed trainer, whose buffer is
    empty (`_buffered_inputs is None`, l.951 / l.1539), regenerates at the same global_step, on the
@@ -98,11 +100,14 @@ class TokenSampler(HFSampler):
         )
 
 
-def group_rows(prompt_ids):
-    """[(start, count)] of runs of identical consecutive prompts."""
+def group_rows(prompt_ids, group_size: int | None = None):
+    """[(start, count)] of runs of identical consecutive prompts, never across a multiple of
+    `group_size` (TRL's batches hold whole groups of G rows: two groups of the same prompt, side by
+    side in a batch, stay two groups with a seed each, on 1 process as on N)."""
     runs = []
     for i, ids in enumerate(prompt_ids):
-        if runs and prompt_ids[runs[-1][0]] == ids:
+        boundary = bool(group_size) and i % group_size == 0
+        if runs and not boundary and prompt_ids[runs[-1][0]] == ids:
             runs[-1][1] += 1
         else:
             runs.append([i, 1])
@@ -177,7 +182,8 @@ class FastGRPOTrainer(PaperGRPOTrainer):
         prev_key, prev_k = getattr(self, "_gen_counter", None) or (None, -1)
         k = prev_k + 1 if prev_key == key else 0  # k-th generation at this optimizer step
         self._gen_counter = (key, k)
-        runs = group_rows([list(x) for x in prompt_ids])
+        size = max(1, int(num_generations))  # G; 1 for TRL's per-sample tool turns
+        runs = group_rows([list(x) for x in prompt_ids], size)
         params = SamplingParams(
             temperature=float(self.temperature),
             top_p=float(self.top_p or 1.0),
@@ -190,9 +196,12 @@ class FastGRPOTrainer(PaperGRPOTrainer):
         for g, (_start, count) in enumerate(runs):
             by_count.setdefault(count, []).append(g)
         was_training = sampler.model.training
+        first_row = int(self.accelerator.process_index) * len(
+            prompt_ids
+        )  # whole groups per process
         for count, groups in by_count.items():
-            offset = int(self.accelerator.process_index) * len(runs)  # global group index
-            seeds = [self.rollout_seed(mode, k, offset + g) for g in groups]
+            # the global group index: where the group's rows lie in the global batch
+            seeds = [self.rollout_seed(mode, k, (first_row + runs[g][0]) // size) for g in groups]
             out = sampler.sample(
                 [list(prompt_ids[runs[g][0]]) for g in groups], count, params, seeds
             )
@@ -232,6 +241,7 @@ class FastGRPOTrainer(PaperGRPOTrainer):
             and not compute_aux_loss
             and all(v is None for v in mm.values())
             and unwrapped is model
+            and not self._policy_wrapped()
             and self._shared_logps_allowed(model)
         ):
             res = shared_prefix_logps(
@@ -267,6 +277,14 @@ class FastGRPOTrainer(PaperGRPOTrainer):
                     fill[name] = logps_.detach()
             self._fill_inputs = None
         return logps_, ent, aux
+
+    def _policy_wrapped(self) -> bool:
+        """True when the trained model runs wrapped (DDP, FSDP, DeepSpeed: several processes). Its
+        log-probs then take TRL's path, and so do the reference's and the old policy's: one path
+        for all three keeps pi / pi_ref exactly 1 where pi is pi_ref (two paths differ by round-off,
+        and Adam turns a round-off gradient, e.g. of a batch whose advantages are all 0, into a
+        full-size step; tests/workflow/test_multiprocess.py)."""
+        return getattr(self, "model_wrapped", self.model) is not self.model
 
     def _shared_logps_allowed(self, model) -> bool:
         """False (TRL's log-probs, the reason logged once per model) for an architecture the
