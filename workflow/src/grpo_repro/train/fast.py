@@ -196,11 +196,9 @@ class FastGRPOTrainer(PaperGRPOTrainer):
         for g, (_start, count) in enumerate(runs):
             by_count.setdefault(count, []).append(g)
         was_training = sampler.model.training
-        first_row = int(self.accelerator.process_index) * len(
-            prompt_ids
-        )  # whole groups per process
+        # whole groups per process: a group's index in the global batch is its first global row / G
+        first_row = int(self.accelerator.process_index) * len(prompt_ids)
         for count, groups in by_count.items():
-            # the global group index: where the group's rows lie in the global batch
             seeds = [self.rollout_seed(mode, k, (first_row + runs[g][0]) // size) for g in groups]
             out = sampler.sample(
                 [list(prompt_ids[runs[g][0]]) for g in groups], count, params, seeds
