@@ -10,6 +10,8 @@ benchmark files:
 * the achieved FLOP rate of SFT, the GRPO steps and evaluation (2 x parameters x tokens for a
   forward pass, 6 x for forward + backward; tokens from the runs' own records) against the measured
   single-thread fp32 matmul ceiling at the organism's shapes;
+* the evaluation stage's sampling seconds per kind of task (every checkpoint, the temperature
+  sweep) and split, from the tables' metadata;
 * the graph's wall time against its lower bound (sum of job CPU / cores).
 
 Usage: .venv/bin/python workflow/benchmarks/bench_graph.py [--ref c3e0b3d] [--cores 2]
@@ -161,6 +163,30 @@ def flop_rates(repo: Path, n_params: int, jb: pd.DataFrame) -> dict:
     return out
 
 
+def eval_tasks(repo: Path) -> pd.DataFrame:
+    """Sampling seconds of every evaluation task, from its table's metadata (step_N.json: at
+    eval.temperature, every checkpoint of eval.splits and the final one of eval.temperature_splits;
+    step_N_T<t>.json: the rest of the temperature sweep), summed per kind and split: what the
+    evaluation stage spends its CPU on, and what a cut of the protocol would save."""
+    rows = []
+    for f in glob.glob(str(repo / "results" / "evaluate" / "**" / "step_*.json"), recursive=True):
+        m = json.loads(Path(f).read_text())
+        rows.append(
+            {
+                "kind": "other temperatures" if "_T" in Path(f).stem else "eval.temperature",
+                "split": m["split"],
+                "seconds": m.get("timing", {}).get("seconds", float("nan")),
+                "completions": m["samples"] * m["n_prompts"],
+            }
+        )
+    if not rows:
+        return pd.DataFrame(columns=["kind", "split", "tasks", "seconds", "completions"])
+    g = pd.DataFrame(rows).groupby(["kind", "split"], sort=True)
+    return g.agg(
+        tasks=("seconds", "size"), seconds=("seconds", "sum"), completions=("completions", "sum")
+    ).reset_index()
+
+
 def report(label: str, repo: Path, wall: float, cores: int, startup: float) -> dict:
     jb = jobs(repo)
     print(f"\n== {label}: graph wall {wall:.0f} s ({len(jb)} jobs) ==")
@@ -183,6 +209,17 @@ def report(label: str, repo: Path, wall: float, cores: int, startup: float) -> d
     sft = jb[jb["job"].str.endswith("train_reference")]
     if len(sft):
         print(f"critical path: SFT {sft['wall'].sum():.0f} s wall ({sft['cpu'].sum():.0f} s CPU)")
+    ev = eval_tasks(repo)
+    if len(ev):
+        cpu = jb[jb["stage"] == "evaluate"]["cpu"].sum()
+        print(f"evaluation tasks (sampling seconds; the rest of the stage's {cpu:.0f} s CPU is")
+        print("job start-up, model loads, scoring and writing tables):")
+        for r in ev.itertuples():
+            print(
+                f"  {r.kind:18s} {r.split:5s} {r.tasks:4d} tasks {r.seconds:7.1f} s "
+                f"{r.completions / 1e3:7.1f} k completions"
+            )
+        print(f"  {'all':24s} {ev['tasks'].sum():4d} tasks {ev['seconds'].sum():7.1f} s")
     n = model_params(repo)
     if n:
         for k, v in flop_rates(repo, n, jb).items():
