@@ -10,8 +10,8 @@ benchmark files:
 * the achieved FLOP rate of SFT, the GRPO steps and evaluation (2 x parameters x tokens for a
   forward pass, 6 x for forward + backward; tokens from the runs' own records) against the measured
   single-thread fp32 matmul ceiling at the organism's shapes;
-* the evaluation stage's sampling seconds per kind of task (every checkpoint, the temperature
-  sweep) and split, from the tables' metadata;
+* the evaluation stage's sampling seconds per kind of task (at eval.temperature, at the sweep's
+  other temperatures) and split, from the tables' metadata;
 * the graph's wall time against its lower bound (sum of job CPU / cores).
 
 Usage: .venv/bin/python workflow/benchmarks/bench_graph.py [--ref c3e0b3d] [--cores 2]
@@ -142,6 +142,12 @@ def model_params(repo: Path) -> int | None:
     return n * per_layer + h * v  # + the LM head (tied or not, it is a matmul per token)
 
 
+def eval_metas(repo: Path) -> list[tuple[Path, dict]]:
+    """(path, metadata) of every evaluation table of a run (results/evaluate/**/step_*.json)."""
+    files = glob.glob(str(repo / "results" / "evaluate" / "**" / "step_*.json"), recursive=True)
+    return [(Path(f), json.loads(Path(f).read_text())) for f in files]
+
+
 def flop_rates(repo: Path, n_params: int, jb: pd.DataFrame) -> dict:
     """Achieved GFLOP/s per job-CPU-second of SFT, GRPO and evaluation (approximate token counts
     from the runs' records; prompts and completions both count)."""
@@ -154,8 +160,7 @@ def flop_rates(repo: Path, n_params: int, jb: pd.DataFrame) -> dict:
         if tokens and cpu:
             out["sft"] = 6 * n_params * tokens / cpu / 1e9
     ev_tokens = 0.0
-    for f in glob.glob(str(repo / "results" / "evaluate" / "**" / "step_*.json"), recursive=True):
-        m = json.loads(Path(f).read_text())
+    for _, m in eval_metas(repo):
         ev_tokens += m["mean_completion_tokens"] * m["samples"] * m["n_prompts"]
     cpu = jb[jb["stage"] == "evaluate"]["cpu"].sum()
     if cpu:
@@ -169,11 +174,10 @@ def eval_tasks(repo: Path) -> pd.DataFrame:
     step_N_T<t>.json: the rest of the temperature sweep), summed per kind and split: what the
     evaluation stage spends its CPU on, and what a cut of the protocol would save."""
     rows = []
-    for f in glob.glob(str(repo / "results" / "evaluate" / "**" / "step_*.json"), recursive=True):
-        m = json.loads(Path(f).read_text())
+    for f, m in eval_metas(repo):
         rows.append(
             {
-                "kind": "other temperatures" if "_T" in Path(f).stem else "eval.temperature",
+                "kind": "other temperatures" if "_T" in f.stem else "eval.temperature",
                 "split": m["split"],
                 "seconds": m.get("timing", {}).get("seconds", float("nan")),
                 "completions": m["samples"] * m["n_prompts"],
