@@ -92,12 +92,19 @@ def test_normalize_number_rejects(text):
         ("#### 0.50", "0.5", "0.5"),
         ("#### 50%", "50", "50"),
         ("#### 18 dollars per day", "18", "18"),  # text after the number
-        ("#### The answer is 18.", "18", "18"),
+        ("#### The answer is 18.", None, "18"),  # words between marker and number: no answer
         ("16 - 3 - 4 = 9 eggs\n9 * 2 = $18\n#### 18", "18", "18"),
         ("#### 18\nThat was easy, 3 steps.", "18", "3"),  # strict: only the ####-line counts
         ("#### 5\n#### 7", "5", "7"),  # several ####: the first one counts (lm-eval strict-match)
         ("#### 18\n\nQuestion: Tom has 2 apples. #### 5", "18", "5"),  # answered, then invented
-        ("####\n#### 5", None, "5"),  # the first #### has no number on its line
+        ("####\n#### 5", "5", "5"),  # the first #### has no number after it: the next one counts
+        # Markdown headings of instruction-tuned models are no answer, whatever number they hold
+        ("#### Step 1: add the apples\n2 + 3 = 5", None, "5"),
+        ("#### Step 18: done\n#### 7", "7", "7"),
+        ("#### Step 1\n3 + 4 = 7\n#### Step 2\n7 * 2 = 14\n#### 14", "14", "14"),
+        ("### 5\n#### 6", "6", "6"),  # three hashes are not the marker
+        ("#### \t 9 apples", "9", "9"),  # spaces and tabs between marker and number
+        ("#### 1/2\n#### 5", "5", "5"),  # a fraction is no answer: the next marker counts
         ("#### 1/2", None, None),  # a fraction is not a number: neither 1 nor 2
         ("#### 12/5 apples", None, None),  # nor a number read from inside it
         ("half is 3/4 of 8", None, "8"),
@@ -109,7 +116,7 @@ def test_normalize_number_rejects(text):
         ("16-3-4=9", None, "9"),  # a '-' between digits is subtraction, not a sign
         ("x = -3", None, "-3"),
         ("#### 2+3", "2", "3"),  # parsed, never evaluated
-        ("#### __import__('os').system('echo 5')", "5", "5"),
+        ("#### __import__('os').system('echo 5')", None, "5"),
         ("costs $1,200 and then 1,2345", None, "2345"),
         ("the price was 3.50.", None, "3.5"),
         ("#### 1,234,567", "1234567", "1234567"),

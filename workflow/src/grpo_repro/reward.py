@@ -3,11 +3,13 @@
 r(q, o) = 1 when the number extracted from the completion o equals the gold number of q, else 0.
 Two extraction modes (config key data.answer_mode):
 
-* ``strict``:  the first number on the line after the *first* ``####`` (GSM8K's answer marker);
-               no ``####``, or no number after it on its line, gives no answer. The first marker
-               counts, as in lm-evaluation-harness's GSM8K "strict-match": a completion that
-               answers and then goes on ("... #### 18\n\nQuestion: ... #### 5") is scored on
-               the answer it gave (18), not on a problem it invented afterwards.
+* ``strict``:  the number right after the first ``####`` that is followed by one (GSM8K's answer
+               marker; spaces between them, nothing else), as lm-evaluation-harness's GSM8K
+               "strict-match" takes the first ``#### <number>`` match. A Markdown heading is no
+               answer: ``#### Step 18: done`` then ``#### 7`` gives 7, never 18 or the step
+               number. The first answer counts: a completion that answers and then goes on
+               ("... #### 18\n\nQuestion: ... #### 5") is scored on the answer it gave (18),
+               not on a problem it invented afterwards. No such match gives no answer.
 * ``lenient``: the last number anywhere in the text.
 
 Numbers are compared after `normalize_number`, exactly (decimal.Decimal, no floats):
@@ -33,6 +35,8 @@ MODES = ("strict", "lenient")
 _BODY = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+"
 _NUMBER = re.compile(rf"(?<!\d)(?<!\d/)(?:(?<![\w)\]])[-+\u2212])?\$?(?:{_BODY})%?(?![\d/])")
 _FULL = re.compile(rf"([-+])?\$?({_BODY})")
+# the strict answer: the marker, spaces or tabs (never a newline), then a number
+_MARKED = re.compile(rf"####[ \t]*({_NUMBER.pattern})")
 
 
 def normalize_number(s: str) -> str | None:
@@ -57,11 +61,8 @@ def normalize_number(s: str) -> str | None:
 def extract_answer(text: str, mode: str) -> str | None:
     """The normalised answer in `text` under `mode` ("strict" or "lenient"), or None."""
     if mode == "strict":
-        _, marker, rest = text.partition("####")
-        if not marker:
-            return None
-        m = _NUMBER.search(rest.split("\n", 1)[0])
-        return normalize_number(m.group(0)) if m else None
+        m = _MARKED.search(text)
+        return normalize_number(m.group(1)) if m else None
     if mode == "lenient":
         found = _NUMBER.findall(text)
         return normalize_number(found[-1]) if found else None
