@@ -1,12 +1,26 @@
-"""Paper-scale check on one GPU (no downloads): a random model of Qwen2.5-0.5B's shape (hidden 896,
-24 layers, 14 heads, 2 KV heads, ffn 4864) with the organism's tokenizer, trained with the
-paper's GRPO settings (Sec. 6: G 16, per-device batch 16, grad accum 4, mu 10, completion 200,
-temperature 0.1, bf16) through the pipeline's own train(), then evaluated with the pipeline's
-sampler (50 samples x 200 tokens). Prints seconds per optimizer step, evaluation tokens/s, and
-extrapolations to the paper's run (2670 steps; 1319 x 50 samples per checkpoint).
+"""Paper-scale check on one GPU, no downloads (README, "GPU environment"): a randomly initialised
+model of Qwen2.5-0.5B's shape (hidden 896, 24 layers, 14 heads, 2 KV heads, ffn 4864) with the
+organism's tokenizer, trained with the paper's GRPO settings (Sec. 6: G 16, per-device batch 16,
+grad accum 4, mu 10, 200-token completions, temperature 0.1, bf16) through the pipeline's own
+train(), then evaluated with the pipeline's sampler (50 samples x 200 tokens). Three phases, each
+written to OUT/gpu_paper_scale.json as soon as it ends, so a run cut by its time limit keeps what it
+measured; a phase that would start past --budget-s is skipped:
 
-Usage: python workflow/benchmarks/gpu_paper_scale.py OUT_DIR [--steps 20] [--eval-prompts 64]
+  1. train: seconds per optimizer step, steps/s, peak GPU memory; the paper's 2670 steps on 1 GPU;
+  2. eval:  tokens/s at 50 samples per prompt (eval.dtype of config/paper.yaml); one checkpoint of
+            the paper's 1319 x 50 x 200 tokens;
+  3. logits: bf16 against fp32 on the trained model's own completions: the largest logit difference,
+            and at the paper's temperature 0.1 (logits / 0.1 magnify every rounding tenfold) the
+            total variation between the next-token distributions and how often the argmax differs.
+
+Usage: python workflow/benchmarks/gpu_paper_scale.py OUT_DIR [--steps 10] [--eval-prompts 64]
+       [--budget-s 420] [--shape H L HEADS KV FFN]
+On the lent GPU machine (torch and transformers there; trl, datasets and their missing needs carried
+as wheels), with the package on PYTHONPATH: `PYTHONPATH=workflow/src:$PYTHONPATH python3 ...`.
+On a CPU it runs too, for a quick check of the script: `--shape 64 2 2 1 128 --steps 2`.
 """
+
+from __future__ import annotations
 
 import argparse
 import json
@@ -20,100 +34,184 @@ from grpo_repro.data import sets as data
 from grpo_repro.data.organism import TaskSpec, generate
 from grpo_repro.data.tokenizer import build_tokenizer
 from grpo_repro.evaluate.run import run_eval_job
-from grpo_repro.io import write_jsonl
-from grpo_repro.models import save_policy
+from grpo_repro.io import write_json, write_jsonl
+from grpo_repro.models import load_policy, save_policy
 from grpo_repro.train.grpo import train
 from grpo_repro.train.schedule import checkpoint_steps
 from grpo_repro.train.sft import build_model
 
-ap = argparse.ArgumentParser()
-ap.add_argument("out")
-ap.add_argument("--steps", type=int, default=20)
-ap.add_argument("--eval-prompts", type=int, default=64)
-ap.add_argument(
-    "--shape",
-    type=int,
-    nargs=5,
-    default=[896, 24, 14, 2, 4864],
-    help="hidden layers heads kv_heads ffn (default: Qwen2.5-0.5B)",
-)
-a = ap.parse_args()
-out = Path(a.out)
-root = Path(__file__).resolve().parents[2]
-config = cfg.load(root / "config" / "paper.yaml")
-config["prompt"].update(template="plain", system=None)
-config["train"].update(prompts_per_step=4, devices=1, max_steps=a.steps, save_steps=a.steps // 2)
-splits = generate({"train": 2000, "test": a.eval_prompts}, TaskSpec(), seed=0)
-train_recs, test_recs = splits["train"], splits["test"]
-train_recs = data.render(train_recs, config["prompt"])
-test_recs = data.render(test_recs, config["prompt"])
-tok = build_tokenizer([r["prompt"] + r["answer"] for r in train_recs + test_recs])
-hidden, layers, heads, kv_heads, ffn = a.shape
-model = build_model(
-    len(tok),
-    hidden,
-    layers,
-    heads,
-    ffn,
-    tok.pad_token_id,
-    tok.bos_token_id,
-    tok.eos_token_id,
-    max_len=1024,
-)
-model.config.num_key_value_heads = kv_heads
-model = type(model)(model.config)  # rebuild with grouped-query attention (Qwen2.5-0.5B: 2 KV heads)
-n_params = sum(p.numel() for p in model.parameters())
-save_policy(model, tok, out / "ref", marker={"random_qwen2.5_0.5b_shape": True})
-cuda = torch.cuda.is_available()
-config["train"]["bf16"] = cuda
-print(
-    f"model: {n_params / 1e6:.1f}M parameters on {torch.cuda.get_device_name(0) if cuda else 'CPU'}",
-    flush=True,
-)
+PAPER_STEPS = 2670  # one epoch of the paper: ~267 batches x mu 10
+PAPER_EVAL_TOKENS = 1319 * 50 * 200  # one checkpoint: every test question, 50 samples, 200 tokens
 
-steps = checkpoint_steps(config["train"], len(train_recs))
-t0 = time.time()
-summary = train(
-    config, "grpo", 0, str(out / "ref"), train_recs, out / "train", steps, use_cpu=not cuda
-)
-train_s = time.time() - t0
-per_step = train_s / a.steps
-print(
-    f"GRPO: {a.steps} steps in {train_s:.1f} s = {per_step:.2f} s/step (1 GPU, per-device batch "
-    f"{summary['grpo_config']['per_device_train_batch_size']}, mu {config['train']['num_iterations']}); "
-    f"paper's 2670 steps on 1 GPU: {2670 * per_step / 3600:.1f} h",
-    flush=True,
-)
 
-write_jsonl(out / "test.jsonl", test_recs)
-t0 = time.time()
-task = {"step": a.steps, "split": "test", "temperature": None}
-res = run_eval_job(
-    {a.steps: out / "train" / "checkpoints" / f"step_{a.steps}"},
-    [{**task, "csv": out / "eval.csv", "json": out / "eval.json"}],
-    cfg.eval_settings(config),
-    "grpo/seed_0",
-    {"test": out / "test.jsonl"},
-    progress=False,
-    batch_prompts=config["eval"]["batch_prompts"],
-)
-meta = json.loads((out / "eval.json").read_text())
-tps = meta["timing"]["tokens_per_s"]
-n_tok = 1319 * 50 * 200
-print(
-    f"eval: {a.eval_prompts} prompts x 50 samples in {time.time() - t0:.1f} s, {tps:.0f} tokens/s; "
-    f"1319 x 50 x 200 tokens per checkpoint: {n_tok / tps / 60:.1f} min",
-    flush=True,
-)
-(out / "gpu_paper_scale.json").write_text(
-    json.dumps(
-        {
-            "params": n_params,
-            "train_seconds": train_s,
-            "seconds_per_step": per_step,
-            "eval_tokens_per_s": tps,
-            "eval_meta_timing": meta["timing"],
-        },
-        indent=2,
+def parse(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("out")
+    ap.add_argument("--steps", type=int, default=10, help="GRPO optimizer steps (one batch x mu)")
+    ap.add_argument("--eval-prompts", type=int, default=64)
+    ap.add_argument("--budget-s", type=float, default=420.0, help="no phase starts after this")
+    ap.add_argument(
+        "--shape",
+        type=int,
+        nargs=5,
+        default=[896, 24, 14, 2, 4864],
+        help="hidden layers heads kv_heads ffn (default: Qwen2.5-0.5B)",
     )
-)
+    return ap.parse_args(argv)
+
+
+def paper_config(steps: int) -> dict:
+    """config/paper.yaml on one GPU: the organism's plain prompts (its tokenizer knows no chat
+    template), 4 prompts x G 16 per step = per-device batch 16 x grad accum 4, HF generation."""
+    config = cfg.load(Path(__file__).resolve().parents[2] / "config" / "paper.yaml")
+    config["prompt"].update(template="plain", system=None)
+    cuda = torch.cuda.is_available()
+    config["train"].update(
+        prompts_per_step=4, devices=1, max_steps=steps, save_steps=steps, use_vllm=False, bf16=cuda
+    )
+    config["eval"]["backend"] = "hf"
+    return config
+
+
+def random_model(tok, shape):
+    hidden, layers, heads, kv_heads, ffn = shape
+    ids = (tok.pad_token_id, tok.bos_token_id, tok.eos_token_id)
+    model = build_model(len(tok), hidden, layers, heads, ffn, *ids, max_len=1024)
+    model.config.num_key_value_heads = (
+        kv_heads  # grouped-query attention (Qwen2.5-0.5B: 2 KV heads)
+    )
+    return type(model)(model.config)
+
+
+def phase_train(config, out: Path, records, steps: list[int]) -> dict:
+    cuda = torch.cuda.is_available()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    summary = train(
+        config, "grpo", 0, str(out / "ref"), records, out / "train", steps, use_cpu=not cuda
+    )
+    seconds = time.perf_counter() - t0
+    per_step = seconds / config["train"]["max_steps"]
+    return {
+        "seconds": seconds,
+        "seconds_per_step": per_step,
+        "steps_per_s": 1 / per_step,
+        "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
+        "per_device_batch": summary["grpo_config"]["per_device_train_batch_size"],
+        "mu": config["train"]["num_iterations"],
+        "group_size": config["train"]["num_generations"],
+        "completion_tokens": config["train"]["max_completion_length"],
+        "paper_epoch_on_1_gpu_h": PAPER_STEPS * per_step / 3600,
+    }
+
+
+def phase_eval(config, out: Path, model_dir: Path, test_recs, step: int) -> dict:
+    write_jsonl(out / "test.jsonl", test_recs)
+    task = {"step": step, "split": "test", "temperature": None}
+    t0 = time.perf_counter()
+    run_eval_job(
+        {step: model_dir},
+        [{**task, "csv": out / "eval.csv", "json": out / "eval.json"}],
+        cfg.eval_settings(config),
+        "grpo/seed_0",
+        {"test": out / "test.jsonl"},
+        progress=False,
+        batch_prompts=config["eval"]["batch_prompts"],  # a speed setting: not in eval_settings
+    )
+    meta = json.loads((out / "eval.json").read_text())
+    tps = meta["timing"]["tokens_per_s"]
+    return {
+        "seconds": time.perf_counter() - t0,
+        "prompts": len(test_recs),
+        "samples": config["eval"]["samples"],
+        "tokens_per_s": tps,
+        "precision": meta.get("precision"),
+        "paper_checkpoint_min": PAPER_EVAL_TOKENS / tps / 60 if tps else None,
+    }
+
+
+@torch.no_grad()
+def phase_logits(model_dir: Path, prompts: list[str], temperature: float) -> dict:
+    """bf16 against fp32 next-token distributions on the model's own greedy completions."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model, tok = load_policy(model_dir, dtype="float32", device=device)
+    enc = tok(prompts, return_tensors="pt", padding=True).to(device)
+    seqs = model.generate(**enc, do_sample=False, max_new_tokens=64)
+    mask = seqs != tok.pad_token_id
+    ref = model(seqs, attention_mask=mask).logits.float()
+    found = {}
+    variants = {"bf16_weights": torch.bfloat16}
+    if device == "cuda":
+        variants["bf16_autocast"] = None
+    for name, dtype in variants.items():
+        if dtype is None:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                got = model(seqs, attention_mask=mask).logits.float()
+        else:
+            low = load_policy(model_dir, dtype="bfloat16", device=device)[0]
+            got = low(seqs, attention_mask=mask).logits.float()
+            del low
+        keep = mask.bool()
+        p = torch.softmax(ref[keep] / temperature, -1)
+        q = torch.softmax(got[keep] / temperature, -1)
+        found[name] = {
+            "max_abs_logit_diff": float((got - ref)[keep].abs().max()),
+            "mean_abs_logit_diff": float((got - ref)[keep].abs().mean()),
+            f"mean_tv_at_T{temperature:g}": float(0.5 * (p - q).abs().sum(-1).mean()),
+            "argmax_disagreement": float((p.argmax(-1) != q.argmax(-1)).float().mean()),
+        }
+    return {"positions": int(mask.sum()), "temperature": temperature, **found}
+
+
+def main(argv=None) -> None:
+    a = parse(argv)
+    start = time.perf_counter()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    config = paper_config(a.steps)
+    splits = generate({"train": 2000, "test": a.eval_prompts}, TaskSpec(), seed=0)
+    train_recs = data.render(splits["train"], config["prompt"])
+    test_recs = data.render(splits["test"], config["prompt"])
+    tok = build_tokenizer([r["prompt"] + r["answer"] for r in train_recs + test_recs])
+    model = random_model(tok, a.shape)
+    save_policy(model, tok, out / "ref", marker={"random_qwen2.5_0.5b_shape": True})
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
+    result = {
+        "device": gpu,
+        "torch": torch.__version__,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "shape": a.shape,
+    }
+    del model
+    print(f"model: {result['parameters'] / 1e6:.1f}M parameters on {gpu}", flush=True)
+    steps = checkpoint_steps(config["train"], len(train_recs))
+    step = steps[-1]
+    phases = [
+        ("train", lambda: phase_train(config, out, train_recs, steps)),
+        (
+            "eval",
+            lambda: phase_eval(
+                config, out, out / "train" / "checkpoints" / f"step_{step}", test_recs, step
+            ),
+        ),
+        (
+            "logits",
+            lambda: phase_logits(
+                out / "train" / "checkpoints" / f"step_{step}",
+                [r["prompt"] for r in test_recs[:16]],
+                config["train"]["temperature"],
+            ),
+        ),
+    ]
+    for name, run in phases:
+        if time.perf_counter() - start > a.budget_s:
+            result[name] = {"skipped": f"past the budget of {a.budget_s:.0f} s"}
+        else:
+            result[name] = run()
+        print(f"{name}: {json.dumps(result[name])}", flush=True)
+        write_json(out / "gpu_paper_scale.json", result)
+
+
+if __name__ == "__main__":
+    main()
