@@ -4,8 +4,9 @@
    Snakefile produce) run through `snakemake --executor slurm --workflow-profile
    workflow/profiles/slurm`: every job is an sbatch job with its SLURM log, and the outputs equal
    those of a local run (timings aside).
-2. A tiny Snakefile with the profile's GPU rule names checks what SLURM granted: the GPU rules'
-   GPUs, CPUs, memory, time limit and partition as the profile states them, a failing job
+2. A tiny Snakefile with the profile's GPU rule names (each declaring a `gpu` resource, as the
+   real rules do) checks what SLURM granted: the GPU rules' GPUs (the profile's, else the rule's),
+   CPUs, memory, time limit, partition and one node as the profile states them, a failing job
    reported with its SLURM log path, and a retry asking for more memory (mem_mb grows with attempt).
 
 Needs slurm-wlm and munge (.ci/install_slurm.sh) and root; skips, saying so, where they are absent.
@@ -38,6 +39,14 @@ from tests.helpers.slurm_workflow import (
 )
 
 pytestmark = pytest.mark.slurm
+# the `gpu` resource of the tiny Snakefile's GPU rules, as the real rules declare one (common.smk
+# gpus); the profile's set-resources overrides it where it names `gpu` (train_grpo: TRAIN_GPUS)
+TINY_GPUS = {"train_reference": 1, "train_grpo": 2, "evaluate_reference": 1, "evaluate_run": 1}
+
+
+def rule_gpus(rule: str, res: dict[str, str]) -> int:
+    """The GPUs a GPU rule's job gets: the profile's `gpu`, else the rule's own."""
+    return int(resource(res, "gpu")) if "gpu" in res else TINY_GPUS[rule]
 
 
 @pytest.fixture(scope="session")
@@ -53,7 +62,7 @@ def slurm_cluster(tmp_path_factory):
     gpus, cpus, mem = 1, os.cpu_count() or 1, 4000
     for rule in GPU_RULES:
         res = rule_resources(rule)
-        n = int(resource(res, "gpu")) if "gpu" in res else 0
+        n = rule_gpus(rule, res)
         gpus = max(gpus, n)
         cpus = max(cpus, n * int(resource(res, "cpus_per_gpu")) if "cpus_per_gpu" in res else n)
         mem = max(mem, int(resource(res, "mem_mb", attempt=1)) if "mem_mb" in res else 0)
@@ -150,13 +159,15 @@ for _name in ("train_reference", "train_grpo", "evaluate_reference", "evaluate_r
             _name
         output:
             f"{_name}.job",
+        resources:
+            gpu=TINY_GPUS[_name],
         shell:
             "{SHOW_JOB} > {output}; echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES >> {output}"
 """
 
 
 def test_gpu_resources_failure_report_and_retry_memory(slurm_cluster, tmp_path):
-    (tmp_path / "Snakefile").write_text(TINY_SNAKEFILE)
+    (tmp_path / "Snakefile").write_text(f"TINY_GPUS = {TINY_GPUS!r}\n" + TINY_SNAKEFILE)
     run = snakemake(
         ["--executor", "slurm", "--workflow-profile", str(PROFILE), *CLUSTER_FLAGS],
         cwd=tmp_path,
@@ -189,7 +200,7 @@ def test_gpu_resources_failure_report_and_retry_memory(slurm_cluster, tmp_path):
         res = rule_resources(rule)
         info = (tmp_path / f"{rule}.job").read_text()
         fields = dict(re.findall(r"(\w+)=(\S+)", info))
-        gpus, cpus_per_gpu = int(resource(res, "gpu")), int(resource(res, "cpus_per_gpu"))
+        gpus, cpus_per_gpu = rule_gpus(rule, res), int(resource(res, "cpus_per_gpu"))
         model = f"{resource(res, 'gpu_model')}:" if "gpu_model" in res else ""
         assert fields["TresPerJob"] == f"gres:gpu:{model}{gpus}", (
             rule,
@@ -208,3 +219,4 @@ def test_gpu_resources_failure_report_and_retry_memory(slurm_cluster, tmp_path):
                 fields["Partition"],
             )
         assert len(fields["CUDA_VISIBLE_DEVICES"].split(",")) == gpus, (rule, info)
+        assert fields["NumNodes"] == "1", (rule, fields["NumNodes"])  # sbatch --nodes=1

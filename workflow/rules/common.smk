@@ -3,7 +3,8 @@
 The configuration is checked (grpo_repro.config.check: schema + cross-field rules, errors naming
 key, file and line) and then validated by Snakemake's validate() against the same JSON schema,
 before any job is scheduled. Each rule's code inputs are derived (`code()`: the import closure of
-its script in the package), never listed by hand.
+its script in the package), never listed by hand; each GPU rule's `gpu` resource comes from
+`gpus()`.
 """
 
 import os
@@ -13,7 +14,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from grpo_repro import config as cfg
-from grpo_repro.codedeps import closure
+from grpo_repro.codedeps import closure, put_on_pythonpath
 from grpo_repro.figures.registry import FAMILIES
 from grpo_repro.report.registry import CATEGORIES, PLOTS
 from grpo_repro.report.registry import active as active_plots
@@ -23,8 +24,10 @@ from grpo_repro.data.sets import check_sources
 from grpo_repro.data.sizes import check_sizes, n_epoch_prompts
 from grpo_repro.evaluate import tasks as ev_tasks
 from grpo_repro.fixed_point import runs as fp_runs
+from grpo_repro.gpus import job_gpus
 from grpo_repro.train.schedule import checkpoint_steps
 
+put_on_pythonpath(os.path.join(workflow.basedir, "workflow", "src"))  # jobs import this checkout
 CONFIG_FILES = cfg.precedence(workflow.configfiles)  # the default file first, then --configfile's
 try:
     cfg.check(config, CONFIG_FILES)
@@ -104,6 +107,14 @@ def code(script, *modules):
     """The package files a rule's script (under workflow/scripts/) imports, directly or not, plus
     the closure of `modules` (dotted names it loads by name): the rule's code inputs."""
     return closure([f"{SCRIPTS}/{script}", *modules], SRC)
+
+
+def gpus(kind):
+    """The `gpu` resource of a job of `kind` ("train", "sft", "eval", "kl";
+    grpo_repro.gpus.job_gpus): 0 on a configuration that runs on the CPU. A local run on a GPU
+    node limits the jobs' sum with --resources gpu=N (workflow/profiles/gpu_node); each job's
+    script takes its own devices (grpo_repro.gpus.acquire)."""
+    return job_gpus(config, kind)
 
 
 def settings(*sections):

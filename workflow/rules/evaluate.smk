@@ -28,6 +28,7 @@ rule evaluate_reference:
         ENV
     threads: 1
     resources:
+        gpu=gpus("eval"),  # GPUs of the job (common.smk gpus)
         mem_mb=3000,
         runtime=30 if ORGANISM else 240,  # minutes (the SLURM profile may override)
         # speed only: a resource is no rerun trigger (Snakemake 9 reruns on mtime, params,
@@ -61,6 +62,7 @@ rule evaluate_run:
         ENV
     threads: 1
     resources:
+        gpu=gpus("eval"),
         mem_mb=3000,
         runtime=60 if ORGANISM else 720,  # minutes (the SLURM profile may override)
         batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),  # speed only

@@ -136,6 +136,8 @@ rule fixed_point_kl:
     conda:
         ENV
     threads: 1
+    resources:
+        gpu=gpus("kl"),  # samples from and scores with both models (common.smk gpus)
     params:
         model=lambda w: f"{FP_DIR}/train/{w.run}/checkpoints/step_{fp_runs.steps(FP, w.run)[-1]}",
         ref=REF_MODEL,

@@ -25,6 +25,8 @@ rule train_reference:
     conda:
         ENV
     threads: 2
+    resources:
+        gpu=gpus("sft"),  # GPUs of the job (common.smk gpus)
     params:
         settings=settings("seed", "organism"),
     script:
@@ -50,6 +52,10 @@ rule train_grpo:
     conda:
         ENV
     threads: 1
+    resources:
+        gpu=gpus("train"),  # train.devices (+1 for a vLLM server): grpo_repro.gpus.train_gpus
+        # experiment tracking changes no result: a resource, not a param, so it reruns nothing
+        report_to=cfg.speed_setting(config, "train", "report_to"),
     params:
         settings=TRAIN_CONFIG,  # only what training reads: other keys never retrain
         ref=REF_MODEL,

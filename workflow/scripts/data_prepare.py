@@ -4,6 +4,11 @@ tokenizer (grpo_repro.data.prepare)."""
 from grpo_repro import io
 from grpo_repro.data.prepare import prepare
 
-sm = snakemake
-io.log_to(sm.log[0])
-prepare(sm.params.settings, dict(sm.output.items()))
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    prepare(sm.params.settings, dict(sm.output.items()))
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

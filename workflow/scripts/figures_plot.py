@@ -4,8 +4,13 @@ with its plot function (grpo_repro.figures.registry); the `code` inputs are not 
 from grpo_repro import io
 from grpo_repro.figures import registry
 
-sm = snakemake
-io.log_to(sm.log[0])
-csvs = {k: v for k, v in sm.input.items() if k != "code"}
-registry.resolve(sm.params.func)(csvs, list(sm.output), **dict(sm.params.extra))
-print(f"{sm.params.func}: wrote {', '.join(sm.output)}")
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    csvs = {k: v for k, v in sm.input.items() if k != "code"}
+    registry.resolve(sm.params.func)(csvs, list(sm.output), **dict(sm.params.extra))
+    print(f"{sm.params.func}: wrote {', '.join(sm.output)}")
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

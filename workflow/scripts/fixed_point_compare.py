@@ -8,26 +8,30 @@ import pandas as pd
 from grpo_repro import io
 from grpo_repro.fixed_point import aggregate, compare, markdown, runs
 
-sm = snakemake
-io.log_to(sm.log[0])
-p = sm.params
-
 
 def read(path: str) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"prompt_id": str})
 
 
-ref = read(sm.input.ref)
-parts = []
-for name in p.runs:
-    run = runs.parse(name)
-    tables = pd.concat([read(sm.input[f"{name}@{s}"]).assign(step=s) for s in p.steps[name]])
-    kl = read(sm.input[f"kl@{name}"])
-    parts.append(compare.prompt_table(ref, tables, kl, run, p.eps, run.group_size(p.base_g)))
-prompts = pd.concat(parts, ignore_index=True)
-summary = aggregate.summary_table(prompts, p.eps, p.n_bootstrap, p.seed)
-io.write_csv(sm.output.prompts, prompts)
-io.write_csv(sm.output.summary, summary)
-tabular = read(sm.input.tabular) if hasattr(sm.input, "tabular") else None
-io.write_text(sm.output.md, markdown.study_markdown(sm.wildcards.study, summary, prompts, tabular))
-print(summary.to_string())
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    p = sm.params
+    ref = read(sm.input.ref)
+    parts = []
+    for name in p.runs:
+        run = runs.parse(name)
+        tables = pd.concat([read(sm.input[f"{name}@{s}"]).assign(step=s) for s in p.steps[name]])
+        kl = read(sm.input[f"kl@{name}"])
+        parts.append(compare.prompt_table(ref, tables, kl, run, p.eps, run.group_size(p.base_g)))
+    prompts = pd.concat(parts, ignore_index=True)
+    summary = aggregate.summary_table(prompts, p.eps, p.n_bootstrap, p.seed)
+    io.write_csv(sm.output.prompts, prompts)
+    io.write_csv(sm.output.summary, summary)
+    tabular = read(sm.input.tabular) if hasattr(sm.input, "tabular") else None
+    md = markdown.study_markdown(sm.wildcards.study, summary, prompts, tabular)
+    io.write_text(sm.output.md, md)
+    print(summary.to_string())
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

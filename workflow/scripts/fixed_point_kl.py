@@ -1,25 +1,32 @@
 """Rule fixed_point_kl (stage fixed_point): sequence-level KL(pi || pi_ref) per prompt of a run's
-last checkpoint, estimated from its own samples (grpo_repro.fixed_point.kl)."""
+last checkpoint, estimated from its own samples (grpo_repro.fixed_point.kl), on the job's own GPU
+(grpo_repro.gpus.acquire: the rule's `gpu` resource, none on a CPU)."""
 
 import torch
 
-from grpo_repro import io
+from grpo_repro import gpus, io
 from grpo_repro.data.sets import read_prompts
 from grpo_repro.fixed_point.kl import kl_table
 
-sm = snakemake
-io.log_to(sm.log[0])
-torch.set_num_threads(sm.threads)
-p = sm.params
-table = kl_table(
-    p.model,
-    p.ref,
-    read_prompts(sm.input.pool),
-    p.samples,
-    p.seed,
-    sm.wildcards.run,
-    p.max_new_tokens,
-    p.temperature,
-)
-io.write_csv(sm.output.csv, table)
-print(table.describe().to_string())
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    torch.set_num_threads(sm.threads)
+    p = sm.params
+    with gpus.acquire(gpus.requested(sm.resources)):  # sets CUDA_VISIBLE_DEVICES
+        table = kl_table(
+            p.model,
+            p.ref,
+            read_prompts(sm.input.pool),
+            p.samples,
+            p.seed,
+            sm.wildcards.run,
+            p.max_new_tokens,
+            p.temperature,
+        )
+    io.write_csv(sm.output.csv, table)
+    print(table.describe().to_string())
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

@@ -4,8 +4,15 @@
 from grpo_repro import io
 from grpo_repro.fixed_point import plots
 
-sm = snakemake
-io.log_to(sm.log[0])
-plots.draw(
-    {"prompts": sm.input.prompts, "summary": sm.input.summary}, list(sm.output), eps=sm.params.eps
-)
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    plots.draw(
+        {"prompts": sm.input.prompts, "summary": sm.input.summary},
+        list(sm.output),
+        eps=sm.params.eps,
+    )
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

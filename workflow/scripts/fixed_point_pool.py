@@ -4,8 +4,13 @@ training pool (grpo_repro.data.sets)."""
 from grpo_repro import io
 from grpo_repro.data.sets import read_prompts
 
-sm = snakemake
-io.log_to(sm.log[0])
-records = read_prompts(sm.input.pool)[: sm.params.n]
-io.write_jsonl(sm.output.pool, records)
-print(f"{len(records)} prompts")
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    records = read_prompts(sm.input.pool)[: sm.params.n]
+    io.write_jsonl(sm.output.pool, records)
+    print(f"{len(records)} prompts")
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

@@ -6,11 +6,16 @@ import pandas as pd
 from grpo_repro import io
 from grpo_repro.report import replicates as tp
 
-sm = snakemake
-io.log_to(sm.log[0])
-frames = {int(s): pd.read_csv(p) for s, p in zip(sm.params.seeds, sm.input.best)}
-table = tp.replicate_table(frames)
-table = table[table["variant"].isin(sm.params.variants)]
-io.write_csv(sm.output.csv, table)
-io.write_text(sm.output.md, tp.replicate_markdown(table))
-print(tp.replicate_markdown(table))
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    frames = {int(s): pd.read_csv(p) for s, p in zip(sm.params.seeds, sm.input.best)}
+    table = tp.replicate_table(frames)
+    table = table[table["variant"].isin(sm.params.variants)]
+    io.write_csv(sm.output.csv, table)
+    io.write_text(sm.output.md, tp.replicate_markdown(table))
+    print(tp.replicate_markdown(table))
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

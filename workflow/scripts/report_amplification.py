@@ -6,12 +6,17 @@ from grpo_repro import io
 from grpo_repro.report import amplification as amp
 from grpo_repro.report import tables
 
-sm = snakemake
-io.log_to(sm.log[0])
-long = tables.read_long(sm.input.long)
-n_boot, seed = sm.params.n_bootstrap, sm.params.seed
-prompts = amp.final_vs_ref(long)
-io.write_csv(sm.output.mean, amp.mean_by_step(long, n_boot, seed))
-io.write_csv(sm.output.prompts, prompts)
-io.write_csv(sm.output.shares, amp.shares(prompts))
-io.write_csv(sm.output.paired, amp.paired_diffs(prompts, n_boot, seed))
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    long = tables.read_long(sm.input.long)
+    n_boot, seed = sm.params.n_bootstrap, sm.params.seed
+    prompts = amp.final_vs_ref(long)
+    io.write_csv(sm.output.mean, amp.mean_by_step(long, n_boot, seed))
+    io.write_csv(sm.output.prompts, prompts)
+    io.write_csv(sm.output.shares, amp.shares(prompts))
+    io.write_csv(sm.output.paired, amp.paired_diffs(prompts, n_boot, seed))
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

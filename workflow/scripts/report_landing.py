@@ -4,6 +4,11 @@
 from grpo_repro import io
 from grpo_repro.report.landing import landing_rst
 
-sm = snakemake
-io.log_to(sm.log[0])
-io.write_text(sm.output.rst, landing_rst(io.read_json(sm.input.json)))
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    io.write_text(sm.output.rst, landing_rst(io.read_json(sm.input.json)))
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

@@ -7,26 +7,31 @@ import pandas as pd
 from grpo_repro import io, provenance
 from grpo_repro.report import markdown, summary
 
-sm = snakemake
-io.log_to(sm.log[0])
-variants, inp = sm.params.variants, sm.input
-s = summary.build(
-    mean=pd.read_csv(inp.mean),
-    paired=pd.read_csv(inp.paired),
-    shares=pd.read_csv(inp.shares),
-    overlay=pd.read_csv(inp.overlay),
-    derivations=io.read_json(inp.derivations),
-    run_configs={v: io.read_json(p)["config"] for v, p in zip(variants, inp.runs)},
-    train_logs=dict(zip(sm.params.runs, inp.train_logs)),
-    config=sm.params.config,
-    bench=summary.benchmarks(sm.params.benchmarks, summary.UPSTREAM_STAGES),
-    splits=io.read_json(inp.splits),
-    best=pd.read_csv(inp.get("best")) if inp.get("best") else None,
-    curve=pd.read_csv(inp.get("curve")) if inp.get("curve") else None,
-)
-s["provenance"] = {
-    k: v for k, v in provenance.record({}, inputs=list(inp)).items() if k != "config"
-}
-io.write_json(sm.output.json, s)
-io.write_text(sm.output.md, markdown.markdown(s))
-print(markdown.markdown(s))
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    variants, inp = sm.params.variants, sm.input
+    s = summary.build(
+        mean=pd.read_csv(inp.mean),
+        paired=pd.read_csv(inp.paired),
+        shares=pd.read_csv(inp.shares),
+        overlay=pd.read_csv(inp.overlay),
+        derivations=io.read_json(inp.derivations),
+        run_configs={v: io.read_json(p)["config"] for v, p in zip(variants, inp.runs)},
+        train_logs=dict(zip(sm.params.runs, inp.train_logs)),
+        config=sm.params.config,
+        bench=summary.benchmarks(sm.params.benchmarks, summary.UPSTREAM_STAGES),
+        splits=io.read_json(inp.splits),
+        best=pd.read_csv(inp.get("best")) if inp.get("best") else None,
+        curve=pd.read_csv(inp.get("curve")) if inp.get("curve") else None,
+    )
+    s["provenance"] = {
+        k: v for k, v in provenance.record({}, inputs=list(inp)).items() if k != "config"
+    }
+    io.write_json(sm.output.json, s)
+    io.write_text(sm.output.md, markdown.markdown(s))
+    print(markdown.markdown(s))
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

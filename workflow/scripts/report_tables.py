@@ -4,8 +4,13 @@ step, prompt_id, ...); pi_ref's step-0 table is repeated under every variant (gr
 from grpo_repro import io
 from grpo_repro.report import tables
 
-sm = snakemake
-io.log_to(sm.log[0])
-long = tables.load_long(sm.params.entries, sm.params.variants, sm.params.steps)
-io.write_csv(sm.output.long, long)
-print(f"{len(long)} rows from {len(sm.params.entries)} tables")
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    long = tables.load_long(sm.params.entries, sm.params.variants, sm.params.steps)
+    io.write_csv(sm.output.long, long)
+    print(f"{len(long)} rows from {len(sm.params.entries)} tables")
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

@@ -4,8 +4,13 @@
 from grpo_repro import io
 from grpo_repro.report.training import training_frame
 
-sm = snakemake
-io.log_to(sm.log[0])
-frame = training_frame(dict(zip(sm.params.runs, sm.input.logs)))
-io.write_csv(sm.output.csv, frame)
-print(frame.groupby(["variant", "metric"])["value"].describe().to_string())
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    frame = training_frame(dict(zip(sm.params.runs, sm.input.logs)))
+    io.write_csv(sm.output.csv, frame)
+    print(frame.groupby(["variant", "metric"])["value"].describe().to_string())
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

@@ -8,16 +8,21 @@ import sys
 from grpo_repro import io
 from grpo_repro.theory.cli import run_stage
 
-sm = snakemake
-io.log_to(sm.log[0])
-t = sm.params.theory
-sys.exit(
-    run_stage(
-        sm.output.json,
-        sm.output.md,
-        n_random=int(t["n_random"]),
-        tol=float(t["tol"]),
-        seed=int(t["seed"]),
-        smoothing_eps=float(sm.params.smoothing_eps),
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    t = sm.params.theory
+    sys.exit(
+        run_stage(
+            sm.output.json,
+            sm.output.md,
+            n_random=int(t["n_random"]),
+            tol=float(t["tol"]),
+            seed=int(t["seed"]),
+            smoothing_eps=float(sm.params.smoothing_eps),
+        )
     )
-)
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

@@ -1,30 +1,41 @@
-"""Rule train_grpo (stage train, Sec. 6): GRPO of one variant with TRL, in this process or under
-`accelerate launch` over train.devices processes (grpo_repro.train.launch)."""
+"""Rules train_grpo, fixed_point_train (stage train, Sec. 6): GRPO of one variant with TRL, in this
+process or under `accelerate launch` over train.devices processes (grpo_repro.train.launch), on
+the job's own GPUs (grpo_repro.gpus.acquire: the rule's `gpu` resource, none on a CPU)."""
 
 from pathlib import Path
 
-from grpo_repro import io
+from grpo_repro import gpus, io
 from grpo_repro.preflight import check_device
 from grpo_repro.train.launch import launch
 
-sm = snakemake
-io.log_to(sm.log[0])
-# the default runs name variant and seed by wildcards; fixed_point_train's one {run} wildcard
-# leaves them to params
-named = sm.params if hasattr(sm.params, "variant") else sm.wildcards
-variant, seed = named.variant, int(named.seed)
-check_device({"train": sm.params.settings["train"]})  # CUDA/bf16/vLLM here, before any model loads
-out_dir = str(
-    Path(sm.output.run).parent
-)  # results/train/{variant}/seed_{seed}: checkpoints/, work/
-launch(
-    sm.params.settings,
-    variant,
-    seed,
-    sm.params.ref,
-    sm.input.prompts,
-    sm.params.n_epoch_prompts,
-    out_dir,
-    sm.output.run,
-    sm.threads,
-)
+
+def main(sm) -> None:
+    io.log_to(sm.log[0])
+    # the default runs name variant and seed by wildcards; fixed_point_train's one {run} wildcard
+    # leaves them to params
+    named = sm.params if hasattr(sm.params, "variant") else sm.wildcards
+    variant, seed = named.variant, int(named.seed)
+    # results/train/{variant}/seed_{seed}: checkpoints/, work/
+    out_dir = str(Path(sm.output.run).parent)
+    n = gpus.requested(sm.resources)
+    gpus.require(n, gpus.job_gpus(sm.params.settings, "train"))
+    with gpus.acquire(n) as ids:  # sets CUDA_VISIBLE_DEVICES
+        # CUDA/bf16/vLLM on the job's devices, before any model loads
+        check_device({"train": sm.params.settings["train"]})
+        launch(
+            sm.params.settings,
+            variant,
+            seed,
+            sm.params.ref,
+            sm.input.prompts,
+            sm.params.n_epoch_prompts,
+            out_dir,
+            sm.output.run,
+            sm.threads,
+            gpu_ids=ids,
+            report_to=sm.resources.get("report_to", "none"),  # train.report_to (speed only)
+        )
+
+
+if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
+    main(snakemake)

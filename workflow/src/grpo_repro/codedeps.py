@@ -8,6 +8,7 @@ so editing any module a job runs reruns that job, and only those jobs.
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 PACKAGE = "grpo_repro"
@@ -76,3 +77,11 @@ def closure(entries, src: str | Path) -> list[str]:
             seen.add(mod)
             todo.extend(imported_modules(module_path(mod, src), src))
     return sorted(str(module_path(m, src)) for m in seen)
+
+
+def put_on_pythonpath(src: str | Path) -> None:
+    """Put the package's source folder first on the PYTHONPATH the workflow's jobs inherit, so a
+    job imports the package of this checkout also inside a conda environment (envs/*.yaml install
+    the requirements only) and under SLURM (sbatch exports the environment)."""
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(src)]
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(src), *rest])
