@@ -14,15 +14,22 @@ PAPER = ROOT / "config" / "paper.yaml"
 SMOKE = ROOT / "config" / "smoke.yaml"
 
 
+CPU_FACTS = {"count": 0, "driver": None, "torch": "2.13.0+cpu", "cuda_build": None}
+
+
+def gpus(n: int, bf16: bool = True) -> dict:
+    """The device probe's facts of a machine with `n` GPUs (preflight.facts)."""
+    return {"count": n, "name": "Test GPU", "bf16": bf16, "driver": "580.65", "cuda_build": "13.0"}
+
+
 @pytest.fixture
 def no_gpu(monkeypatch):
-    monkeypatch.setattr(preflight, "_cuda", lambda: (0, "torch.cuda.is_available() is False"))
+    monkeypatch.setattr(preflight, "probe", lambda: CPU_FACTS)
 
 
 @pytest.fixture
 def gpu(monkeypatch):
-    monkeypatch.setattr(preflight, "_cuda", lambda: (8, "8 CUDA device(s), Test GPU"))
-    monkeypatch.setattr(preflight, "_bf16_supported", lambda: True)
+    monkeypatch.setattr(preflight, "probe", lambda: gpus(8))
 
 
 @pytest.fixture
@@ -36,6 +43,18 @@ def vllm(monkeypatch, request):
         return real(name, *a, **k)
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+
+@pytest.fixture
+def vllm_here(monkeypatch):
+    """vLLM installed (config/paper.yaml asks for it: train.use_vllm), whatever this environment
+    holds: the tests of the other keys are not stopped by it."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a, **k: object() if name == "vllm" else real(name, *a, **k),
+    )
 
 
 @pytest.fixture
@@ -75,34 +94,52 @@ def test_bf16_on_a_cpu_machine_names_the_key_file_and_line(no_gpu, hub):
     assert "CUDA" in str(err.value) and "train.bf16: false" in str(err.value)
 
 
-def test_cluster_login_node_skips_the_device(no_gpu, hub):
+def test_cluster_login_node_skips_the_device(no_gpu, hub, vllm_here):
     """A SLURM run loads on a login node without GPUs: only the jobs check the device."""
     check_at_start(paper(), local=False, files=[PAPER])
     with pytest.raises(PreflightError, match="'train.bf16'"):
         check_device({"train": paper()["train"]})  # the job on a node without a GPU
 
 
-def test_bf16_unsupported_gpu(gpu, monkeypatch, hub):
-    monkeypatch.setattr(preflight, "_bf16_supported", lambda: False)
+def test_bf16_unsupported_gpu(monkeypatch, hub):
+    monkeypatch.setattr(preflight, "probe", lambda: gpus(8, bf16=False))
     with pytest.raises(PreflightError, match=r"'train.bf16'.*bf16 support.*Test GPU"):
         check_at_start(paper(), local=True)
 
 
-def test_paper_config_passes_on_a_gpu_with_the_hub(gpu, hub):
+def test_paper_config_passes_on_a_gpu_with_the_hub(gpu, hub, vllm_here):
     check_at_start(paper(), local=True, files=[PAPER])
     assert hub.asked == ["Qwen/Qwen2.5-0.5B-Instruct", "openai/gsm8k"]
     check_device({"train": paper()["train"]})
 
 
-def test_more_training_processes_than_gpus(monkeypatch, hub):
-    monkeypatch.setattr(preflight, "_cuda", lambda: (4, "4 CUDA device(s), Test GPU"))
-    monkeypatch.setattr(preflight, "_bf16_supported", lambda: True)
+def test_more_training_processes_than_gpus(monkeypatch, hub, vllm_here):
+    monkeypatch.setattr(preflight, "probe", lambda: gpus(4))
     with pytest.raises(PreflightError) as err:
         check_at_start(paper(), local=True, files=[PAPER])  # train.devices: 7
     assert "config key 'train.devices' (" in str(err.value) and "TRAIN_GPUS" in str(err.value)
-    with pytest.raises(PreflightError, match=r"'train.devices'.*train.devices <= 4"):
+    # the paper's layout: the vLLM server takes a GPU of its own beside the training processes
+    with pytest.raises(PreflightError, match=r"'train.devices'.*vLLM server.*train.devices <= 3"):
         check_device({"train": paper()["train"]})
-    check_device({"train": paper(devices=4)["train"]})
+    with pytest.raises(PreflightError, match=r"train.devices <= 3"):
+        check_device({"train": paper(devices=4)["train"]})
+    check_device({"train": paper(devices=3)["train"]})
+    check_device({"train": paper(devices=4, vllm_mode="colocate")["train"]})  # vLLM shares them
+
+
+@pytest.mark.parametrize("tracker", ["tensorboard", "wandb", "trackio"])
+def test_a_tracker_that_is_not_installed_names_the_key(monkeypatch, tracker):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a, **k: None if name == tracker else real(name, *a, **k),
+    )
+    config = cfg.load(ROOT / "config" / "config.yaml")
+    assert preflight.software_errors(config) == []  # report_to: none
+    config["train"]["report_to"] = tracker
+    [(keys, message)] = preflight.software_errors(config)
+    assert keys == ["train", "report_to"] and f"pip install {tracker}" in message
 
 
 def test_several_processes_on_a_cpu_are_a_cpu_run(no_gpu):
@@ -141,7 +178,7 @@ def test_unreachable_hub_model_names_the_key(gpu, hub):
     assert "config key 'data.gsm8k_train_path'" in msg and "openai/gsm8k" in msg
 
 
-def test_hub_not_asked_for_cached_local_or_offline(gpu, hub, monkeypatch, tmp_path):
+def test_hub_not_asked_for_cached_local_or_offline(gpu, hub, monkeypatch, tmp_path, vllm_here):
     import huggingface_hub
 
     hub.fail = ConnectionError("unreachable")
@@ -172,3 +209,90 @@ def test_gpu_rule_scripts_check_the_device_before_loading_a_model():
     ):
         text = (scripts / name).read_text()
         assert "check_device(" in text and text.index("check_device(") < text.rindex(load), name
+
+
+def test_check_device_probes_in_a_child_and_leaves_cuda_alone(monkeypatch, vllm_here):
+    """The device facts come from the probe's child process (here a child that reports 8 GPUs and
+    its pid): check_device passes on them, and this process has not initialised CUDA."""
+    import json
+    import os
+
+    import torch
+
+    report = "d = json.loads(sys.argv[1]); d['pid'] = os.getpid(); print(json.dumps(d))"
+    script = "import json, os, sys; " + report
+    monkeypatch.setattr(preflight, "PROBE_ARGS", ("-c", script, json.dumps(gpus(8))))
+    seen = []
+    real = preflight.probe
+    monkeypatch.setattr(preflight, "probe", lambda: seen.append(real()) or seen[-1])
+    check_device({"train": paper(devices=7)["train"]})  # 7 + the vLLM server's GPU
+    assert len(seen) == 1 and seen[0]["pid"] != os.getpid()
+    assert not torch.cuda.is_initialized()
+
+
+def test_the_real_probe_reports_this_machine():
+    """`python -m grpo_repro.preflight --probe` prints torch's CUDA build and the driver found."""
+    import torch
+
+    found = preflight.probe()
+    assert "error" not in found, found
+    assert found["torch"] == torch.__version__ and found["cuda_build"] == torch.version.cuda
+    assert found["count"] == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
+    assert "driver" in found and not torch.cuda.is_initialized()
+
+
+def test_a_failed_probe_is_named(monkeypatch):
+    monkeypatch.setattr(preflight, "PROBE_ARGS", ("-c", "import sys; sys.exit('no torch here')"))
+    with pytest.raises(PreflightError, match=r"'train.bf16'.*device probe.*no torch here"):
+        check_device({"train": {"bf16": True}})
+
+
+@pytest.mark.parametrize(
+    "facts, said",
+    [
+        (  # a CUDA 13 wheel on an R550 driver
+            {"torch": "2.13.0", "cuda_build": "13.0", "driver": "550.127.05"},
+            ["CUDA 13.0 build", "NVIDIA driver 550.127.05", ">= 580", "CUDA 12", "README, GPU"],
+        ),
+        (  # a CUDA 12 wheel on an R470 driver: the driver, no CUDA 12 hint
+            {"torch": "2.13.0", "cuda_build": "12.8", "driver": "470.82"},
+            ["CUDA 12.8 build", "NVIDIA driver 470.82", ">= 525", "README, GPU"],
+        ),
+        (  # no driver
+            {"torch": "2.13.0", "cuda_build": "13.0", "driver": None},
+            ["CUDA 13.0 build", "no NVIDIA driver found"],
+        ),
+        (  # a CPU build of torch
+            {"torch": "2.13.0+cpu", "cuda_build": None, "driver": "580.65.06"},
+            ["CPU build", "torch.version.cuda is None", "NVIDIA driver 580.65.06", "README, GPU"],
+        ),
+        (  # a driver new enough: look at the GPU
+            {"torch": "2.13.0", "cuda_build": "13.0", "driver": "580.65.06"},
+            ["CUDA 13.0 build", "NVIDIA driver 580.65.06", "CUDA_VISIBLE_DEVICES"],
+        ),
+    ],
+)
+def test_why_cuda_is_unavailable(facts, said):
+    msg = preflight.no_cuda({"count": 0, **facts})
+    assert msg.startswith("torch.cuda.is_available() is False (torch " + facts["torch"])
+    for part in said:
+        assert part in msg, (part, msg)
+    assert ("CUDA 12 (" in msg) == ("CUDA 12" in said)
+
+
+def test_the_reason_reaches_the_error(monkeypatch):
+    old = {"count": 0, "torch": "2.13.0", "cuda_build": "13.0", "driver": "550.127.05"}
+    monkeypatch.setattr(preflight, "probe", lambda: old)
+    with pytest.raises(PreflightError, match=r"'train.bf16'.*550.127.05.*>= 580"):
+        check_device({"train": {"bf16": True}})
+
+
+def test_driver_version_from_proc():
+    text = (
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build  "
+        "(dvs-builder@U16-I3-B03-4-3)  Tue Jul 22 2025\nGCC version:  gcc version 13.3.0\n"
+    )
+    assert preflight.proc_driver(text) == "580.65.06"
+    legacy = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.127.05  Tue Oct 22 2024\n"
+    assert preflight.proc_driver(legacy) == "550.127.05"
+    assert preflight.proc_driver("") is None

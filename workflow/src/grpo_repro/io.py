@@ -128,11 +128,12 @@ def read_jsonl(
 
 def log_to(path: str | os.PathLike | None) -> None:
     """Send this process's stdout, stderr and logging (INFO) to the log file `path` (a rule's
-    `log:`), line-buffered; nothing happens when `path` is None."""
+    `log:`), line-buffered; nothing happens when `path` is None. The file is appended to, never
+    truncated: a re-executed or resumed job keeps the log of its earlier attempts."""
     if not path:
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    stream = open(path, "w", buffering=1, encoding="utf-8")
+    stream = open(path, "a", buffering=1, encoding="utf-8")
     sys.stdout = sys.stderr = stream
     logging.basicConfig(
         stream=stream,

@@ -11,38 +11,142 @@ Where each check runs (workflow/rules/common.smk, `on_start`, and the GPU rules'
     i.e. with a local executor (`workflow.local_exec`), since a SLURM login node has no GPU;
   * at the start of train_grpo and the evaluation rules, before any model is loaded: the device,
     on the machine that runs the job (a GPU node under SLURM).
+
+The device facts (GPU count and name, bf16, torch's CUDA build, the NVIDIA driver) come from a
+short child process (`probe`: `python -m grpo_repro.preflight --probe` prints `facts()` as JSON),
+so the job's own process never initialises CUDA; when CUDA is unavailable the message says why
+(`no_cuda`: a CPU build of torch, no driver, or a driver too old for torch's CUDA build).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import re
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from grpo_repro import gpus
+
 HUB_TIMEOUT_S = 15  # seconds to wait for the hub before calling it unreachable
+PROBE_TIMEOUT_S = 120  # seconds for the device probe's child (importing torch, CUDA start-up)
+PROBE_ARGS = ("-m", "grpo_repro.preflight", "--probe")  # the child that prints `facts()` as JSON
+SRC = str(
+    Path(__file__).resolve().parents[1]
+)  # the directory holding grpo_repro (the child's path)
+# the oldest NVIDIA driver (major version) that runs each CUDA major version's torch wheels
+DRIVER_FOR_CUDA = {13: 580, 12: 525}
 
 
 class PreflightError(ValueError):
     """The machine or the network cannot run this configuration; the message names the key."""
 
 
-def _cuda() -> tuple[int, str]:
-    """(number of usable CUDA devices, what torch says about them)."""
+def probe() -> dict:
+    """The device facts of this machine (`facts`), probed in a child process (`PROBE_ARGS`), so
+    that this process never initialises CUDA: a CUDA context made here would stay on GPU 0 for
+    the whole job, and would make vLLM start its engine with the `spawn` method."""
+    import json
+    import subprocess
+
+    path = [SRC, *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    cmd = [sys.executable, *PROBE_ARGS]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, env=env)
+    except subprocess.SubprocessError as err:
+        return _probe_failed(f"{type(err).__name__}: {err}")
+    try:
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        tail = out.stderr.strip().splitlines()[-1:] or ["no output"]
+        return _probe_failed(f"exit status {out.returncode}, {tail[0]}")
+
+
+def _probe_failed(why: str) -> dict:
+    return {"count": 0, "error": f"the device probe (python {' '.join(PROBE_ARGS)}) failed: {why}"}
+
+
+def facts() -> dict:
+    """What torch says about CUDA here (count, name, bf16, torch, cuda_build) and the NVIDIA driver
+    version; this initialises CUDA, so it runs in the probe's child (`probe`)."""
+    found = {"count": 0, "driver": driver_version()}
     try:
         import torch
     except ImportError as err:  # pragma: no cover - torch is a requirement
-        return 0, f"torch is not importable: {err}"
-    if not torch.cuda.is_available():
-        return 0, f"torch.cuda.is_available() is False (torch {torch.__version__})"
-    n = torch.cuda.device_count()
-    return n, f"{n} CUDA device(s), {torch.cuda.get_device_name(0)}"
+        return {**found, "error": f"torch is not importable: {err}"}
+    found.update(torch=torch.__version__, cuda_build=torch.version.cuda)
+    if torch.cuda.is_available():
+        found.update(
+            count=torch.cuda.device_count(),
+            name=torch.cuda.get_device_name(0),
+            bf16=bool(torch.cuda.is_bf16_supported()),
+        )
+    return found
 
 
-def _bf16_supported() -> bool:
-    import torch
+def driver_version() -> str | None:
+    """The NVIDIA driver's version (nvidia-smi, else /proc/driver/nvidia/version), None if none."""
+    import subprocess
 
-    return bool(torch.cuda.is_bf16_supported())
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+        )
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.split()[0]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        return proc_driver(Path("/proc/driver/nvidia/version").read_text())
+    except OSError:
+        return None
+
+
+def proc_driver(text: str) -> str | None:
+    """The driver version in /proc/driver/nvidia/version's text ("... Kernel Module  580.65.06 ...")."""
+    match = re.search(r"Kernel Module\s+(?:for \S+\s+)?(\d+(?:\.\d+)+)", text)
+    return match.group(1) if match else None
+
+
+def no_cuda(found: dict) -> str:
+    """Why CUDA is unavailable, from the probe's facts: torch's CUDA build, the driver found, and
+    what to do (a CUDA build of torch; a driver new enough for it, or torch built for CUDA 12)."""
+    if "error" in found:
+        return found["error"]
+    torch_v, build, driver = found.get("torch"), found.get("cuda_build"), found.get("driver")
+    head = f"torch.cuda.is_available() is False (torch {torch_v}"
+    seen = f"NVIDIA driver {driver}" if driver else "no NVIDIA driver found"
+    if build is None:
+        return (
+            f"{head}, a CPU build: torch.version.cuda is None; {seen}): install a CUDA build of "
+            "torch (see README, GPU section)"
+        )
+    major = int(str(build).split(".")[0])
+    need = DRIVER_FOR_CUDA.get(major)
+    if driver is None:
+        return (
+            f"{head}, CUDA {build} build; {seen}): run on a machine with an NVIDIA GPU and driver"
+        )
+    if need and int(driver.split(".")[0]) < need:
+        older = ", or install torch built for CUDA 12" if major > 12 else ""
+        return (
+            f"{head}, CUDA {build} build; {seen}): CUDA {major} wheels need NVIDIA driver "
+            f">= {need}: update the driver{older} (see README, GPU section)"
+        )
+    return (
+        f"{head}, CUDA {build} build; {seen}): check the GPU (nvidia-smi) and CUDA_VISIBLE_DEVICES"
+    )
+
+
+def _about(found: dict) -> str:
+    if found.get("count"):
+        return f"{found['count']} CUDA device(s), {found.get('name')}"
+    return no_cuda(found)
 
 
 def _vllm_keys(config: dict) -> list[list[str]]:
@@ -54,38 +158,62 @@ def _vllm_keys(config: dict) -> list[list[str]]:
     return keys
 
 
+#: the module each experiment tracker of train.report_to needs (TRL / transformers' names)
+TRACKERS = {"tensorboard": "tensorboard", "wandb": "wandb", "trackio": "trackio"}
+
+
 def software_errors(config: dict) -> list[tuple[list, str]]:
-    """vLLM must be installed where a key asks for it (checkable on a login node: same .venv)."""
-    if not _vllm_keys(config) or importlib.util.find_spec("vllm") is not None:
-        return []
-    return [
-        (
-            keys,
-            "asks for vLLM, which is not installed in this environment: install the GPU "
-            "environment (`bash envs/install.sh envs/gpu.txt`, or `pip install vllm`), or set "
-            + ("train.use_vllm: false" if keys[0] == "train" else "eval.backend: hf"),
+    """vLLM and the experiment tracker must be installed where a key asks for them (checkable on a
+    login node: same .venv)."""
+    found = []
+    if _vllm_keys(config) and importlib.util.find_spec("vllm") is None:
+        found += [
+            (
+                keys,
+                "asks for vLLM, which is not installed in this environment: install the GPU "
+                "environment (`bash envs/install.sh envs/gpu.txt`: vLLM pinned), or set "
+                + ("train.use_vllm: false" if keys[0] == "train" else "eval.backend: hf"),
+            )
+            for keys in _vllm_keys(config)
+        ]
+    tracker = config.get("train", {}).get("report_to", "none")
+    if tracker in TRACKERS and importlib.util.find_spec(TRACKERS[tracker]) is None:
+        found.append(
+            (
+                ["train", "report_to"],
+                f"{tracker} needs the package `{TRACKERS[tracker]}`, which is not installed in "
+                f"this environment: `.venv/bin/pip install {TRACKERS[tracker]}`, or set "
+                "train.report_to: none",
+            )
         )
-        for keys in _vllm_keys(config)
-    ]
+    return found
 
 
 def device_errors(config: dict) -> list[tuple[list, str]]:
     """What train.bf16, train.use_vllm, eval.backend and train.devices need of the machine that
     runs the job (train.devices > 1 without CUDA is a CPU run: several processes, no GPU)."""
-    wants_bf16 = bool(config.get("train", {}).get("bf16"))
+    train = config.get("train", {})
+    wants_bf16 = bool(train.get("bf16"))
     vllm = _vllm_keys(config)
-    devices = int(config.get("train", {}).get("devices", 1))
-    if not wants_bf16 and not vllm and devices == 1:
+    # a training job's GPUs: one per process, plus the vLLM server's (grpo_repro.gpus.train_gpus)
+    need = gpus.train_gpus(config) if "devices" in train else 1
+    if not wants_bf16 and not vllm and need == 1:
         return []
-    cuda, about = _cuda()
+    device = probe()
+    cuda, about = int(device.get("count", 0)), _about(device)
     found = []
-    if cuda and devices > cuda:
+    if cuda and need > cuda:
+        server = (
+            " plus one for the vLLM server (train.vllm_mode: server)"
+            if need > train["devices"]
+            else ""
+        )
         found.append(
             (
                 ["train", "devices"],
-                f"{devices} training processes, one per GPU, but this machine has {about}: set "
-                f"train.devices <= {cuda}, or ask for more GPUs (TRAIN_GPUS in "
-                "workflow/profiles/slurm/config.yaml)",
+                f"{train['devices']} training processes, one GPU each{server}, but this machine "
+                f"has {about}: set train.devices <= {cuda - (need - train['devices'])}, or ask for "
+                "more GPUs (TRAIN_GPUS in workflow/profiles/slurm/config.yaml)",
             )
         )
     if wants_bf16 and not cuda:
@@ -97,7 +225,7 @@ def device_errors(config: dict) -> list[tuple[list, str]]:
                 "for GPUs, see workflow/profiles/slurm)",
             )
         )
-    elif wants_bf16 and not _bf16_supported():
+    elif wants_bf16 and not device.get("bf16"):
         found.append(
             (
                 ["train", "bf16"],
@@ -191,3 +319,10 @@ def check_device(config: dict) -> None:
     """At the start of a GPU rule's job, before any model is loaded: the device it needs.
     `config` holds the keys it sets (train.bf16, train.use_vllm, eval.backend), all optional."""
     _raise(software_errors(config) + device_errors(config), [], config, "this job cannot run here")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--probe"]:
+        import json
+
+        print(json.dumps(facts()))
