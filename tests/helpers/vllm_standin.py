@@ -8,12 +8,23 @@ vllm.SamplingParams, RequestOutput / CompletionOutput of vllm/outputs.py):
   SamplingParams per request, and returns one RequestOutput per request in request order;
 * each request draws from its own generator seeded with its `seed`; a completion stops after a
   token of `stop_token_ids` (kept in token_ids, finish_reason "stop") or after max_tokens
-  ("length"); temperature 0 is greedy; top_k -1 and top_p 1 are off.
+  ("length"); temperature 0 is greedy; top_k -1 and top_p 1 are off;
+* `dtype` is the weights' dtype ("float32", "bfloat16", "float16"; "auto" is not mimicked: vLLM
+  then reads the checkpoint's torch_dtype and turns float32 into float16);
+* `llm.llm_engine.engine_core.shutdown()` shuts the engine down (vLLM V1's LLMEngine.engine_core,
+  an EngineCoreClient: its engine-core process ends and the GPU memory it held is freed); a shut
+  engine generates nothing;
+* with `LLM.spawn` set, constructing an LLM starts a child with
+  multiprocessing.get_context("spawn") and waits for it, as vLLM starts its engine core with the
+  spawn method once CUDA is initialised in the caller: the child re-imports the caller's main
+  module (a script without a main guard runs again), and a child that fails is an error.
 
-Every LLM built is kept in `LLM.built` (the tests read the constructor arguments and requests)."""
+Every LLM built is kept in `LLM.built` (the tests read the constructor arguments and requests),
+the engines not shut down in `LLM.live`, and the most that were alive at once in `LLM.most_live`."""
 
 from __future__ import annotations
 
+import multiprocessing
 import types
 from dataclasses import dataclass, field
 
@@ -49,8 +60,38 @@ class RequestOutput:
     finished: bool = True
 
 
+class EngineCore:
+    """The engine-core client of one LLM (vLLM V1: LLMEngine.engine_core)."""
+
+    def __init__(self, llm: LLM):
+        self.llm = llm
+
+    def shutdown(self) -> None:
+        if self.llm in LLM.live:
+            LLM.live.remove(self.llm)
+        self.llm.model = None  # the weights are freed
+
+
+def _engine_core() -> None:
+    """The spawned child's work (an engine core that starts and stops)."""
+
+
+def _start_engine_process() -> None:
+    proc = multiprocessing.get_context("spawn").Process(target=_engine_core)
+    proc.start()
+    proc.join()
+    if proc.exitcode != 0:
+        raise RuntimeError(
+            f"Engine core initialization failed (the spawned engine process exited with "
+            f"{proc.exitcode}). See root cause above."
+        )
+
+
 class LLM:
     built: list = []
+    live: list = []
+    most_live = 0
+    spawn = False  # tests: start a spawned child per engine (vLLM's spawn start method)
     reorder = None  # tests: a permutation applied to the returned list (vLLM keeps request order)
 
     def __init__(
@@ -61,8 +102,11 @@ class LLM:
         gpu_memory_utilization: float = 0.9,
         trust_remote_code: bool = False,
     ):
+        import torch
         from transformers import AutoModelForCausalLM
 
+        if dtype == "auto":
+            raise NotImplementedError("the stand-in takes an explicit dtype")
         self.kwargs = {
             "model": model,
             "dtype": dtype,
@@ -70,11 +114,19 @@ class LLM:
             "gpu_memory_utilization": gpu_memory_utilization,
             "trust_remote_code": trust_remote_code,
         }
-        self.model = AutoModelForCausalLM.from_pretrained(model).eval()
+        if LLM.spawn:
+            _start_engine_process()
+        self.model = AutoModelForCausalLM.from_pretrained(model, dtype=getattr(torch, dtype))
+        self.model.eval()
+        self.llm_engine = types.SimpleNamespace(engine_core=EngineCore(self))
         self.requests = []
         LLM.built.append(self)
+        LLM.live.append(self)
+        LLM.most_live = max(LLM.most_live, len(LLM.live))
 
     def generate(self, prompts, sampling_params, use_tqdm=True):
+        if self.model is None:
+            raise RuntimeError("EngineCore encountered an issue: the engine was shut down")
         if not self.kwargs["skip_tokenizer_init"]:
             raise NotImplementedError("the stand-in only takes token-id prompts")
         if isinstance(sampling_params, SamplingParams):
@@ -128,7 +180,7 @@ def _draw(logits, sp: SamplingParams, gen) -> int:
 def module() -> types.ModuleType:
     """A fresh `vllm` module object (install with monkeypatch.setitem(sys.modules, "vllm", ...))."""
     mod = types.ModuleType("vllm")
-    LLM.built = []
-    LLM.reorder = None
+    LLM.built, LLM.live, LLM.most_live = [], [], 0
+    LLM.spawn, LLM.reorder = False, None
     mod.LLM, mod.SamplingParams = LLM, SamplingParams
     return mod

@@ -181,6 +181,12 @@ def test_model_hash(tmp_path):
         model_hash(tmp_path / "empty")
 
 
+class Resources(dict):
+    """A job's Snakemake `resources`: read by name (resources.batch_prompts) and with .get."""
+
+    __getattr__ = dict.__getitem__
+
+
 def test_evaluate_run_script_end_to_end(tiny_policy, default_config, tmp_path):
     """The Snakemake script on a tiny random organism model: 3 prompts x 8 samples, both splits,
     pi_ref at the evaluation temperature and at every extra temperature (greedy: one sample)."""
@@ -215,13 +221,14 @@ def test_evaluate_run_script_end_to_end(tiny_policy, default_config, tmp_path):
             splits=splits,
             settings=eval_settings(config),
         ),
-        resources=SimpleNamespace(batch_prompts=config["eval"]["batch_prompts"]),
+        resources=Resources(batch_prompts=config["eval"]["batch_prompts"]),
         threads=1,
         log=[str(log)],
     )
     runpy.run_path(
         str(ROOT / "workflow" / "scripts" / "evaluate_run.py"),
         init_globals={"snakemake": smk},
+        run_name="__main__",  # as Snakemake runs a script: its body is under a main guard
     )
     for task in tasks:
         df = pd.read_csv(task.csv)

@@ -2,7 +2,8 @@
 against a stand-in engine with vLLM's interface (tests/helpers/vllm_standin.py): the requests it
 builds (our tokenizer's ids, one seed per prompt, EOS as stop ids), the mapping of the engine's
 results back to prompts (greedy completions and the evaluation table equal the HF sampler's), and
-a clear error when results come back out of order. The real engine is checked on a GPU only."""
+a clear error when results come back out of order, and close() shutting the engine down. The
+real engine is checked on a GPU only."""
 
 import sys
 
@@ -108,3 +109,16 @@ def test_evaluation_table_equals_hf_backend(vllm, ckpt):
     assert meta["backend"] == "vllm"
     keep = [c for c in a.columns if "second" not in c and "time" not in c]
     assert a[keep].equals(b[keep])
+
+
+def test_close_shuts_the_engine_down(vllm, ckpt):
+    """close() shuts the engine down (vLLM's llm_engine.engine_core.shutdown()) once; a closed
+    sampler samples nothing. The engine is started with the model's dtype by default."""
+    _, vl, _ = samplers(ckpt)
+    (llm,) = vllm.LLM.built
+    assert llm.kwargs["dtype"] == "float32" and vllm.LLM.live == [llm]
+    vl.close()
+    vl.close()
+    assert vllm.LLM.live == [] and llm.model is None
+    with pytest.raises(RuntimeError, match="after close"):
+        vl.sample(MICRO_PROMPTS[:1], 1, GREEDY, [0])

@@ -17,7 +17,6 @@ Outputs are written atomically (temporary file + os.replace) and the partial fil
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import sys
@@ -206,15 +205,59 @@ def prompts_per_batch(batch_prompts: int, samples: int, n: int) -> int:
     return max(1, int(batch_prompts) * int(samples) // max(1, int(n)))
 
 
-def eval_precision(choice: str, train_bf16: bool, device: str) -> tuple[str, bool]:
-    """(weights dtype, bf16 autocast) of evaluation (config key eval.dtype): `training` computes as
-    training did (float32 master weights, bf16 autocast when train.bf16 on a GPU), `float32` and
-    `bfloat16` set the weights' dtype (no autocast)."""
-    if choice == "training":
-        return "float32", bool(train_bf16) and device.startswith("cuda")
+def eval_dtype(choice: str, train: dict) -> str:
+    """The weights' dtype of evaluation (config key eval.dtype), for either backend and with no
+    autocast: `rollout` is the dtype training's rollouts are sampled with
+    (grpo_repro.models.rollout_dtype of the train keys bf16, use_vllm), `float32` and `bfloat16`
+    name it."""
+    from grpo_repro.models import rollout_dtype
+
+    if choice == "rollout":
+        return rollout_dtype(train)
     if choice in ("float32", "bfloat16"):
-        return choice, False
-    raise ValueError(f"config key eval.dtype: {choice!r} is not training, float32 or bfloat16")
+        return choice
+    raise ValueError(f"config key eval.dtype: {choice!r} is not rollout, float32 or bfloat16")
+
+
+def open_sampler(ecfg: dict, model_dir, dtype: str, device: str, batch_prompts: int):
+    """(sampler, weights sha256, load seconds) of one checkpoint: the HF backend's model on
+    `device` with weights in `dtype`; vLLM's engine started with `dtype` (the transformers model is
+    then loaded on the CPU for its tokenizer and EOS ids only)."""
+    from grpo_repro.models import load_policy, model_hash
+    from grpo_repro.sampler.factory import make_sampler
+
+    t0 = time.perf_counter()
+    on = "cpu" if ecfg["backend"] == "vllm" else device
+    model, tokenizer = load_policy(model_dir, dtype=dtype, device=on)
+    sampler = make_sampler(
+        ecfg["backend"],
+        model,
+        tokenizer,
+        model_path=model_dir,
+        batch_prompts=batch_prompts,
+        dtype=dtype,
+    )
+    return sampler, model_hash(model_dir), time.perf_counter() - t0
+
+
+def close_sampler(sampler) -> None:
+    """Release what a sampler holds (VLLMSampler.close: its engine and GPU memory) before the
+    next checkpoint's is built, so that one engine at a time is alive."""
+    close = getattr(sampler, "close", None)
+    if close is not None:
+        close()
+
+
+def check_checkpoints(models: dict, steps: list[int]) -> None:
+    """A training checkpoint lost or damaged: name it and the recovery, before any sampling."""
+    from grpo_repro.train.checkpoints import checkpoint_problem, recovery_hint
+
+    for step in (s for s in steps if s > 0):
+        problem = checkpoint_problem(models[step])
+        if problem:
+            raise RuntimeError(
+                f"checkpoint {models[step]}: {problem}; {recovery_hint(models[step])}"
+            )
 
 
 def run_eval_job(
@@ -230,9 +273,11 @@ def run_eval_job(
 ) -> dict:
     """Evaluate one run: `tasks` (grpo_repro.evaluate.tasks.Task as dicts: step, split,
     temperature, csv, json) on the checkpoints `models` ({step: model dir}) and the prompt sets
-    `data` ({split: jsonl}). `settings`: seed, eval (the config section), temperature (resolved)
-    and bf16; batch_prompts: prompts per sampler batch (speed only, config.SPEED_ONLY;
-    default: eval's). Each model is loaded once. Returns {(step, split, temperature): mean strict p_hat}.
+    `data` ({split: jsonl}). `settings`: seed, eval (the config section), temperature (resolved),
+    bf16 and use_vllm (train's; use_vllm false when absent); batch_prompts: prompts per sampler
+    batch (speed only, config.SPEED_ONLY; default: eval's). Each model is loaded once, and its
+    sampler is closed before the next one's is built (one vLLM engine at a time). Weights are in
+    eval_dtype's dtype, with no autocast. Returns {(step, split, temperature): mean strict p_hat}.
     The rules evaluate_reference and evaluate_run.
 
     A table's partial file (its finished chunks) is kept until the whole job has finished: a job
@@ -240,56 +285,33 @@ def run_eval_job(
     their chunks without sampling again."""
     import torch
 
-    from grpo_repro.models import load_policy, model_hash
-    from grpo_repro.sampler.factory import make_sampler
-
     torch.set_num_threads(max(1, int(threads)))
     ecfg = settings["eval"]
     if device is None:
         device = "cuda" if ecfg["backend"] == "vllm" or torch.cuda.is_available() else "cpu"
-    dtype, autocast = eval_precision(ecfg["dtype"], settings["bf16"], str(device))
-    ctx = torch.autocast("cuda", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
+    dtype = eval_dtype(ecfg["dtype"], {k: settings.get(k, False) for k in ("bf16", "use_vllm")})
+    precision = {"dtype": dtype, "backend": ecfg["backend"], "autocast": False}
     prompts = {split: read_prompts(path) for split, path in data.items()}  # validated on read
     summary, partials = {}, []
     steps = sorted({int(t["step"]) for t in tasks})
-    for step in steps:  # a training checkpoint lost or damaged: name it and the recovery, first
-        if step > 0:
-            from grpo_repro.train.checkpoints import checkpoint_problem, recovery_hint
-
-            problem = checkpoint_problem(models[step])
-            if problem:
-                raise RuntimeError(
-                    f"checkpoint {models[step]}: {problem}; {recovery_hint(models[step])}"
-                )
+    check_checkpoints(models, steps)
     batch_prompts = int(ecfg["batch_prompts"] if batch_prompts is None else batch_prompts)
     for step in steps:
         model_dir = models[step]
-        t_load = time.perf_counter()
-        model, tokenizer = load_policy(
-            model_dir, dtype=dtype, device="cpu" if ecfg["backend"] == "vllm" else device
-        )
-        sampler = make_sampler(
-            ecfg["backend"],
-            model,
-            tokenizer,
-            model_path=model_dir,
-            batch_prompts=batch_prompts,
-        )
-        digest = model_hash(model_dir)
-        load_s = time.perf_counter() - t_load
-        for task in (t for t in tasks if int(t["step"]) == step):
-            split, temp = task["split"], task["temperature"]
-            t = float(settings["temperature"] if temp is None else temp)
-            params = SamplingParams(
-                temperature=t,
-                top_p=float(ecfg["top_p"]),
-                top_k=int(ecfg["top_k"]),
-                max_new_tokens=int(ecfg["max_new_tokens"]),
-            )
-            part = partial.partial_path_for(task["csv"])
-            n = 1 if t == 0 else int(ecfg["samples"])  # greedy: one sample
-            sampler.batch_prompts = prompts_per_batch(batch_prompts, ecfg["samples"], n)
-            with ctx:
+        sampler, digest, load_s = open_sampler(ecfg, model_dir, dtype, str(device), batch_prompts)
+        try:
+            for task in (t for t in tasks if int(t["step"]) == step):
+                split, temp = task["split"], task["temperature"]
+                t = float(settings["temperature"] if temp is None else temp)
+                params = SamplingParams(
+                    temperature=t,
+                    top_p=float(ecfg["top_p"]),
+                    top_k=int(ecfg["top_k"]),
+                    max_new_tokens=int(ecfg["max_new_tokens"]),
+                )
+                part = partial.partial_path_for(task["csv"])
+                n = 1 if t == 0 else int(ecfg["samples"])  # greedy: one sample
+                sampler.batch_prompts = prompts_per_batch(batch_prompts, ecfg["samples"], n)
                 df, meta = evaluate_records(
                     sampler,
                     prompts[split],
@@ -303,26 +325,26 @@ def run_eval_job(
                     partial_path=part,
                     progress=progress,
                 )
-            meta.update(
-                precision={
-                    "weights": dtype,
-                    "bf16_autocast": autocast,
-                    "eval.dtype": ecfg["dtype"],
-                },
-                model_dir=str(model_dir),
-                data=str(data[split]),
-                threads=int(threads),
-                model_load_seconds=load_s,
-            )
-            write_outputs(df, meta, task["csv"], task["json"], keep_partial=True)
-            partials.append(part)
-            summary[(step, split, temp)] = meta["mean_p_hat"]
-            print(
-                f"[evaluate] {run} step {step} {split} T={t:g}: mean p_hat "
-                f"{meta['mean_p_hat']:.4f} (lenient {meta['mean_p_hat_lenient']:.4f}), "
-                f"{meta['timing']['seconds']:.1f}s, {meta['timing']['tokens_per_s'] or 0:.0f} tokens/s",
-                file=sys.stderr,
-            )
+                meta.update(
+                    precision={**precision, "eval.dtype": ecfg["dtype"]},
+                    model_dir=str(model_dir),
+                    data=str(data[split]),
+                    threads=int(threads),
+                    model_load_seconds=load_s,
+                )
+                write_outputs(df, meta, task["csv"], task["json"], keep_partial=True)
+                partials.append(part)
+                summary[(step, split, temp)] = meta["mean_p_hat"]
+                print(
+                    f"[evaluate] {run} step {step} {split} T={t:g}: mean p_hat "
+                    f"{meta['mean_p_hat']:.4f} (lenient {meta['mean_p_hat_lenient']:.4f}), "
+                    f"{meta['timing']['seconds']:.1f}s, "
+                    f"{meta['timing']['tokens_per_s'] or 0:.0f} tokens/s",
+                    file=sys.stderr,
+                )
+        finally:
+            close_sampler(sampler)
+            sampler = None  # the model it held is freed before the next one loads
     for part in partials:
         part.unlink(missing_ok=True)
     return summary

@@ -5,8 +5,17 @@ from __future__ import annotations
 from grpo_repro.sampler.params import eos_ids
 
 
-def make_sampler(backend: str, model, tokenizer, model_path=None, batch_prompts: int = 32, **kw):
-    """The sampler of config key eval.backend: hf (HFSampler) or vllm (VLLMSampler)."""
+def make_sampler(
+    backend: str,
+    model,
+    tokenizer,
+    model_path=None,
+    batch_prompts: int = 32,
+    dtype: str | None = None,
+    **kw,
+):
+    """The sampler of config key eval.backend: hf (HFSampler) or vllm (VLLMSampler). `dtype`: the
+    weights' dtype for vLLM's engine (default: `model`'s); the HF sampler samples `model` as loaded."""
     if backend == "hf":
         from grpo_repro.sampler.hf import HFSampler
 
@@ -19,6 +28,7 @@ def make_sampler(backend: str, model, tokenizer, model_path=None, batch_prompts:
         return VLLMSampler(
             model_path,
             tokenizer,
+            dtype=dtype or str(model.dtype).removeprefix("torch."),
             eos_ids=eos_ids(model, tokenizer),
             batch_prompts=batch_prompts,
             **kw,

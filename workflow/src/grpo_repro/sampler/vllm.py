@@ -1,9 +1,13 @@
 """VLLMSampler: the HFSampler interface on vLLM (GPU), import-guarded (eval.backend: vllm).
-Tested on CPU against a stand-in engine with vLLM's interface (tests/helpers/vllm_standin.py,
-tests/unit/sampler/test_vllm_sampler.py); the real engine only on a GPU."""
+One engine per sampler, started with the evaluation's weights dtype (eval.dtype); `close` shuts it
+down and frees its GPU memory, so that a job evaluating several checkpoints has one engine alive at
+a time (grpo_repro.evaluate.run.run_eval_job). Tested on CPU against a stand-in engine with vLLM's
+interface (tests/helpers/vllm_standin.py, tests/unit/sampler/test_vllm_sampler.py); the real
+engine only on a GPU."""
 
 from __future__ import annotations
 
+import gc
 import time
 
 import numpy as np
@@ -22,7 +26,7 @@ class VLLMSampler:
         self,
         model_path: str,
         tokenizer,
-        dtype: str = "auto",
+        dtype: str = "float32",
         gpu_memory_utilization: float = 0.5,
         eos_ids=None,
         batch_prompts: int = 32,
@@ -45,8 +49,25 @@ class VLLMSampler:
             trust_remote_code=False,
         )
 
+    def close(self) -> None:
+        """Shut the engine down (vLLM V1: LLM.llm_engine.engine_core.shutdown(), which ends the
+        engine-core process and with it the GPU memory it held) and drop it; idempotent."""
+        llm, self.llm = self.llm, None
+        if llm is None:
+            return
+        llm.llm_engine.engine_core.shutdown()
+        del llm
+        gc.collect()
+        import torch
+
+        if torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+
     def sample(self, prompts, n, params: SamplingParams, seeds, progress=None) -> SampleOutput:
         from vllm import SamplingParams as VParams
+
+        if self.llm is None:
+            raise RuntimeError("VLLMSampler.sample after close(): its engine was shut down")
 
         t0 = time.perf_counter()
         ids = self.tokenizer(prompts, padding=False)["input_ids"]
