@@ -150,6 +150,71 @@ def test_training_cross_field_rules(update, key):
         cfg.check(config)
 
 
+LAYOUTS = [  # paper.yaml's train section with these keys: (update, None = valid | (key, message))
+    ({}, None),  # 28 prompts x 16 = 448 = 16 per device x 7 devices x 4 micro-steps; GPU 8 serves
+    ({"vllm_mode": "colocate"}, None),  # the same 7 training processes, vLLM inside each
+    ({"use_vllm": False, "vllm_mode": "colocate"}, None),
+    ({"devices": 1, "prompts_per_step": 4}, None),  # one training process and the server's GPU
+    (
+        {"prompts_per_step": 27},
+        (
+            "train.prompts_per_step",
+            r"extra, not one of them.*multiple of devices x grad_accum = 28$",
+        ),
+    ),
+    (  # 8 training processes (all of a node's GPUs) do not split 28 prompts
+        {"devices": 8},
+        ("train.prompts_per_step", r"train.devices=8 processes \(the vLLM server's GPU"),
+    ),
+    (
+        {"devices": 8, "vllm_mode": "colocate"},
+        ("train.prompts_per_step", r"train.devices=8 processes x train.grad_accum=4 micro-steps:"),
+    ),
+    ({"grad_accum": 3}, ("train.prompts_per_step", r"= 21")),
+    (
+        {"use_vllm": False},
+        ("train.vllm_mode", r"server .*train.use_vllm is false.*train.vllm_mode: colocate"),
+    ),
+    ({"vllm_mode": "remote"}, ("train.vllm_mode", r"'remote' is not one of")),
+    ({"report_to": "mlflow"}, ("train.report_to", r"'mlflow' is not one of")),
+    ({"report_to": None}, ("train.report_to", r"None is not one of")),
+]
+
+
+@pytest.mark.parametrize("update,error", LAYOUTS, ids=[repr(u) for u, _ in LAYOUTS])
+def test_batch_layout_of_both_vllm_modes(update, error):
+    config = cfg.load_yaml(PAPER)
+    config["train"].update(update)
+    if error is None:
+        cfg.check(config)
+        return
+    key, message = error
+    with pytest.raises(cfg.ConfigError, match=rf"'{key}'.*{message}"):
+        cfg.check(config)
+
+
+def test_vllm_mode_error_names_the_users_file(tmp_path):
+    """paper.yaml's vllm_mode server with the user's use_vllm false: the user's file and line."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("train:\n  use_vllm: false\n")
+    config = cfg.merge(cfg.load_yaml(PAPER), cfg.load_yaml(mine))
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.check(config, [PAPER, mine])
+    assert f"'train.vllm_mode' ({mine}:2, train.use_vllm)" in str(err.value)
+
+
+def test_report_to_is_speed_only():
+    """Changing the experiment tracker changes no run's settings (params, resume fingerprint)."""
+    a, b = base(), base()
+    b["train"]["report_to"] = "tensorboard"
+    assert cfg.train_settings(a) == cfg.train_settings(b)
+    assert "report_to" not in cfg.train_settings(b)["train"]
+    assert cfg.speed_setting(b, "train", "report_to") == "tensorboard"
+    assert "report_to" not in cfg.without_speed_only(b)["train"]
+    b["train"]["vllm_mode"] = "server"  # a setting that changes the samples: a new run
+    assert cfg.train_settings(a) != cfg.train_settings(b)
+
+
 def test_pool_larger_than_training_set():
     config = base()
     config["data"].update(n_train=10, train_pool=64)

@@ -67,7 +67,13 @@ def paper_config(steps: int) -> dict:
     config["prompt"].update(template="plain", system=None)
     cuda = torch.cuda.is_available()
     config["train"].update(
-        prompts_per_step=4, devices=1, max_steps=steps, save_steps=steps, use_vllm=False, bf16=cuda
+        prompts_per_step=4,
+        devices=1,
+        max_steps=steps,
+        save_steps=steps,
+        use_vllm=False,  # no vLLM on the lent machine: TRL's own generation
+        vllm_mode="colocate",
+        bf16=cuda,
     )
     config["eval"]["backend"] = "hf"
     return config

@@ -5,6 +5,7 @@ from the paper before: beta=0.0, loss_type="dapo", use_bias_correction_kl=True).
 
 import dataclasses
 
+import pytest
 from trl import GRPOConfig
 
 from grpo_repro.train.args import grpo_args
@@ -127,17 +128,14 @@ REVIEWED = {
         ],
         "the prompt order comes from GRPO's RepeatSampler; padding is masked out",
     ),
-    # vLLM server settings (colocate mode, and vLLM is off on CPU)
+    # vLLM placement (vLLM is off on CPU; the server's address is set, in server mode)
     **dict.fromkeys(
         [
             "vllm_model_impl",
             "vllm_enable_sleep_mode",
             "vllm_structured_outputs_regex",
-            "vllm_server_base_url",
-            "vllm_server_host",
+            "vllm_server_host",  # with vllm_server_base_url set: ignored
             "vllm_server_port",
-            "vllm_server_timeout",
-            "vllm_group_port",
             "vllm_gpu_memory_utilization",
             "vllm_max_model_length",
             "vllm_tensor_parallel_size",
@@ -194,3 +192,48 @@ def test_loss_relevant_fields_have_the_papers_values(default_config, tmp_path):
     assert kwargs["entropy_coef"] == 0.0 and kwargs["neftune_noise_alpha"] is None
     assert kwargs["vllm_importance_sampling_correction"] is False
     assert kwargs["use_liger_kernel"] is False and kwargs["top_entropy_quantile"] == 1.0
+
+
+def test_colocate_leaves_the_server_fields_at_trls_defaults(default_config, tmp_path):
+    """The default configuration's GRPOConfig is unchanged by the server fields it now states."""
+    kwargs, _ = grpo_args(default_config, "grpo", 0, tmp_path, 10)
+    defaults = {f.name: f.default for f in dataclasses.fields(GRPOConfig)}
+    assert kwargs["use_vllm"] is False and kwargs["vllm_mode"] == "colocate"
+    for name in ("vllm_server_base_url", "vllm_group_port", "vllm_server_timeout"):
+        assert kwargs[name] == defaults[name], name
+    assert kwargs["report_to"] == []
+
+
+def paper_settings(**runtime):
+    from grpo_repro import config as cfg
+    from tests.helpers import ROOT
+
+    config = cfg.train_settings(cfg.load(ROOT / "config" / "paper.yaml"))
+    return {**config, "runtime": runtime} if runtime else config
+
+
+def test_server_mode_connects_to_the_jobs_server(tmp_path):
+    runtime = {"vllm_server_base_url": "http://127.0.0.1:45678", "vllm_group_port": 45999}
+    kwargs, _ = grpo_args(paper_settings(**runtime), "grpo", 0, tmp_path, 10, devices=7)
+    assert kwargs["use_vllm"] is True and kwargs["vllm_mode"] == "server"
+    assert kwargs["vllm_server_base_url"] == "http://127.0.0.1:45678"
+    assert kwargs["vllm_group_port"] == 45999 and kwargs["vllm_server_timeout"] > 0
+    assert kwargs["per_device_train_batch_size"] == 16  # 28 x 16 / (4 x 7): the server trains none
+
+
+def test_server_mode_without_a_server_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="train.vllm_mode server"):
+        grpo_args(paper_settings(), "grpo", 0, tmp_path, 10, devices=7)
+
+
+@pytest.mark.parametrize(
+    "runtime,expect",
+    [({}, []), ({"report_to": "none"}, []), ({"report_to": "tensorboard"}, ["tensorboard"])],
+)
+def test_report_to(default_config, tmp_path, runtime, expect):
+    config = {**default_config, "runtime": runtime}
+    assert grpo_args(config, "grpo", 0, tmp_path, 10)[0]["report_to"] == expect
+    train = {**default_config["train"], "report_to": "wandb"}  # the train section's, else
+    assert grpo_args({**default_config, "train": train}, "grpo", 0, tmp_path, 10)[0][
+        "report_to"
+    ] == ["wandb"]

@@ -163,6 +163,14 @@ def _number_hint(value) -> str:
     )
 
 
+def renamed_errors(config: dict) -> list[tuple[list, str]]:
+    """Values that were renamed, checked before the schema so that the message names the new one."""
+    if _lookup(config, ["eval", "dtype"]) != "training":
+        return []
+    why = "rollout (the precision training's rollouts are sampled with, no autocast), or float32"
+    return [(["eval", "dtype"], f"'training' was renamed: use {why} or bfloat16")]
+
+
 def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     """Rules that span several keys."""
     found = []
@@ -215,16 +223,7 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 "resumed from a checkpoint must start at a fresh generation batch",
             )
         )
-    total = train.get("prompts_per_step", 1) * train.get("num_generations", 2)
-    per_step = train.get("grad_accum", 1) * train.get("devices", 1)
-    if total % per_step or (total // per_step) % train.get("num_generations", 2):
-        found.append(
-            (
-                ["train", "prompts_per_step"],
-                "prompts_per_step * num_generations must split into whole "
-                "groups per device and accumulation step (divisible by grad_accum * devices * G / G)",
-            )
-        )
+    found += _batch_errors(train)
     fp = config.get("fixed_point", {})
     for name, change in {"": {}, **fp.get("factors", {})}.items():
         mu = change.get("num_iterations", train.get("num_iterations", 1))
@@ -270,10 +269,48 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     return found
 
 
+def _batch_errors(train: dict) -> list[tuple]:
+    """The batch layout of GRPO training (grpo_repro.train.args.per_device_batch), in both
+    train.vllm_mode layouts: the prompts_per_step x G completions of an optimizer step split into
+    whole groups of G per training process and micro-step over train.devices processes x
+    train.grad_accum micro-steps, i.e. prompts_per_step is a multiple of devices x grad_accum
+    (the paper: 28 prompts = 7 devices x 4 micro-steps, 16 completions per device). The vLLM
+    server of vllm_mode server runs on an extra GPU and is not a training process."""
+    found = []
+    g = train.get("num_generations", 2)
+    prompts, accum, devices = (
+        train.get(k, 1) for k in ("prompts_per_step", "grad_accum", "devices")
+    )
+    server = train.get("use_vllm") and train.get("vllm_mode") == "server"
+    if prompts % (accum * devices):
+        extra = " (the vLLM server's GPU of vllm_mode server is extra, not one of them)"
+        found.append(
+            (
+                ["train", "prompts_per_step"],
+                f"{prompts} prompts x {g} completions (num_generations) do not split into whole "
+                f"groups of {g} per training process and micro-step over train.devices={devices} "
+                f"processes{extra if server else ''} x train.grad_accum={accum} micro-steps: "
+                f"prompts_per_step must be a multiple of devices x grad_accum = {accum * devices}",
+                [["train", "devices"], ["train", "grad_accum"]],
+            )
+        )
+    if train.get("vllm_mode") == "server" and not train.get("use_vllm"):
+        found.append(
+            (
+                ["train", "vllm_mode"],
+                "server starts a vLLM server on an extra GPU for generation, but train.use_vllm "
+                "is false (the training processes generate themselves): set train.use_vllm: true, "
+                "or train.vllm_mode: colocate",
+                [["train", "use_vllm"]],
+            )
+        )
+    return found
+
+
 def check(config: dict, files: Iterable[str | Path] = ()) -> dict:
     """Validate `config`; raise ConfigError naming every bad key (with file:line when found)."""
     files = list(files)
-    errors = schema_errors(config)
+    errors = renamed_errors(config) or schema_errors(config)
     if not errors:
         errors = cross_field_errors(config)
     if errors:
@@ -313,10 +350,11 @@ def eval_temperature(config: dict) -> float:
     return config["train"]["temperature"] if t is None else t
 
 
-#: settings that change only how fast a job runs, never its results: not a job's params, so that
+#: settings that never change a job's results, only how fast it runs (eval.batch_prompts) or what
+#: it reports while it runs (train.report_to, the experiment tracker): not a job's params, so that
 #: changing them reruns nothing (Snakemake reruns a job whose params changed; a rule passes these
-#: as resources, `speed_setting`, which are no rerun trigger)
-SPEED_ONLY = {"eval": ("batch_prompts",)}
+#: as resources or reads them with `speed_setting`, which are no rerun trigger)
+SPEED_ONLY = {"eval": ("batch_prompts",), "train": ("report_to",)}
 
 
 def speed_setting(config: dict, section: str, key: str):
@@ -336,20 +374,23 @@ def without_speed_only(config: dict) -> dict:
 
 def eval_settings(config: dict) -> dict:
     """What evaluation's results depend on: seed, the eval section (less its speed-only keys),
-    the resolved temperature and train.bf16."""
+    the resolved temperature, and train.bf16 and train.use_vllm (eval.dtype: rollout's dtype,
+    grpo_repro.models.rollout_dtype)."""
     return {
         "seed": config["seed"],
         "eval": without_speed_only(config)["eval"],
         "temperature": eval_temperature(config),
         "bf16": config["train"]["bf16"],
+        "use_vllm": config["train"]["use_vllm"],
     }
 
 
 def train_settings(config: dict) -> dict:
     """What a GRPO run reads (its params and resume fingerprint): the data seed,
     the train section without the list of GRPO seeds (adding a seed retrains only that seed) and
-    the reward's answer mode."""
-    train = {k: v for k, v in config["train"].items() if k != "seeds"}
+    without its speed-only keys (SPEED_ONLY: train.report_to reaches the run through
+    grpo_repro.train.launch.launch's `report_to`), and the reward's answer mode."""
+    train = {k: v for k, v in without_speed_only(config)["train"].items() if k != "seeds"}
     return {
         "seed": config["seed"],
         "train": train,

@@ -1,11 +1,33 @@
 """GRPOConfig of a run (Sec. 2 objective, Sec. 6 experiment) with every hyperparameter explicit:
-TRL's defaults drifted from the paper (beta=0, loss_type=dapo, ...), so nothing is inherited."""
+TRL's defaults drifted from the paper (beta=0, loss_type=dapo, ...), so nothing is inherited.
+
+Settings of one launch that never change results travel in the configuration's `runtime` section
+(RUNTIME, written by grpo_repro.train.launch.launch): the experiment tracker (train.report_to) and,
+in vllm_mode server, the address of the job's vLLM server. The resume fingerprint
+(grpo_repro.train.grpo.fingerprint) reads the train section only, so neither invalidates a resume.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from grpo_repro.train.variants import trl_settings
+
+RUNTIME = "runtime"  # the configuration section of launch-only settings (module docstring)
+SERVER_TIMEOUT_S = 240.0  # TRL client wait for the server (its default; serve() saw it healthy)
+GROUP_PORT = 51216  # TRL's default weight-sync port, used only in server mode (launch picks one)
+
+
+def uses_server(train: dict) -> bool:
+    """vLLM generation on a server of its own (train.vllm_mode server, with train.use_vllm)."""
+    return bool(train["use_vllm"]) and train.get("vllm_mode", "colocate") == "server"
+
+
+def report_to(config: dict) -> list[str]:
+    """GRPOConfig's report_to of train.report_to (none: [], no tracker): from the runtime section
+    (RUNTIME) that grpo_repro.train.launch.launch writes, else the train section."""
+    name = config.get(RUNTIME, {}).get("report_to", config["train"].get("report_to", "none"))
+    return [] if name == "none" else [name]
 
 
 def per_device_batch(train: dict, devices: int) -> int:
@@ -33,6 +55,12 @@ def grpo_args(
     """(GRPOConfig kwargs, extra settings) with every hyperparameter explicit."""
     train = config["train"]
     settings = trl_settings(variant, train["advantage"])
+    runtime = config.get(RUNTIME, {})
+    if uses_server(train) and not runtime.get("vllm_server_base_url"):
+        raise ValueError(
+            "train.vllm_mode server: no vLLM server address in the configuration's runtime "
+            "section; launch the run with grpo_repro.train.launch.launch, which starts the server"
+        )
     kwargs = dict(
         output_dir=str(work_dir),
         # optimisation (AdamW: TRL's and transformers' default, stated)
@@ -93,7 +121,13 @@ def grpo_args(
         use_transformers_paged=False,
         chat_template_kwargs=None,  # prompts are rendered strings (grpo_repro.data.prompts)
         use_vllm=train["use_vllm"],
-        vllm_mode="colocate",  # vLLM inside the training processes (no separate server to start)
+        # colocate: vLLM inside each training process | server: the job's vLLM server on its own
+        # GPU (grpo_repro.train.vllm_server), which generates for every process (TRL's main
+        # process gathers the prompts, asks the server, and scatters the completions)
+        vllm_mode=train["vllm_mode"],
+        vllm_server_base_url=runtime.get("vllm_server_base_url"),  # None: unused (colocate)
+        vllm_group_port=int(runtime.get("vllm_group_port", GROUP_PORT)),
+        vllm_server_timeout=SERVER_TIMEOUT_S,
         # no importance-sampling correction between vLLM's sampler and the policy (the paper's TRL had
         # none; it would reweight the loss silently when use_vllm is on)
         vllm_importance_sampling_correction=False,
@@ -105,7 +139,7 @@ def grpo_args(
         save_strategy="steps",
         save_steps=train["save_steps"],
         save_total_limit=1,
-        report_to=[],
+        report_to=report_to(config),  # train.report_to: logging only, never the loss
         disable_tqdm=False,
         log_completions=False,
         use_cpu=use_cpu,

@@ -1,31 +1,128 @@
 """Launching GRPO training (the rule train_grpo, Sec. 6): in this process on one device, or under
 `accelerate launch` with one process per device (train.devices; the paper: 7 GPUs), each process
-running this module's command line (`python -m grpo_repro.train.launch`)."""
+running this module's command line (`python -m grpo_repro.train.launch`).
+
+`accelerate launch` gets every setting on its command line and a configuration file of its own
+(`accelerate_config`), so a user's default accelerate configuration (`accelerate config`,
+~/.cache/huggingface/accelerate/default_config.yaml) never chooses devices, machines, precision or
+the port: accelerate reads that default file only when no --config_file is given
+(accelerate.commands.launch._validate_launch_command). Each launch rendezvouses on a port free at
+that moment (grpo_repro.gpus.free_port), so simultaneous jobs never race for accelerate's 29500.
+
+The paper's layout (train.vllm_mode server, with train.use_vllm): the job holds train.devices + 1
+GPUs; the last one runs the vLLM server (grpo_repro.train.vllm_server.serve) for the whole run and
+the first train.devices ones the training processes.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
+import yaml
+
+from grpo_repro import config as cfg
+from grpo_repro.gpus import free_port
+from grpo_repro.train.args import RUNTIME, uses_server
 from grpo_repro.train.grpo import run
 
+SERVER_LOG = "vllm_server.log"  # the vLLM server's output, in the run's directory
+ACCEL_FILE = "accelerate_config.yaml"  # accelerate_config's file, in a temporary directory
 
-def command(devices: int, args: dict) -> list[str]:
-    """The `accelerate launch` command of a multi-process run (one process per device)."""
+
+def accelerate_config(
+    devices: int, port: int, gpu_ids: list[str] | None = None, bf16: bool = False
+) -> dict:
+    """accelerate's configuration file of a one-node launch of `devices` processes (the fields of
+    accelerate.commands.config.config_args.ClusterConfig), every field stated."""
+    return {
+        "compute_environment": "LOCAL_MACHINE",
+        "distributed_type": "MULTI_GPU",  # torchrun, one process per device (also on a CPU host)
+        "num_processes": int(devices),
+        "num_machines": 1,
+        "machine_rank": 0,
+        "gpu_ids": ",".join(gpu_ids) if gpu_ids else "all",
+        "main_process_ip": None,
+        "main_process_port": int(port),
+        "rdzv_backend": "static",
+        "same_network": True,
+        "main_training_function": "main",
+        "mixed_precision": "bf16" if bf16 else "no",
+        "downcast_bf16": False,
+        "use_cpu": False,
+        "debug": False,
+        "enable_cpu_affinity": False,
+        "dynamo_config": {},
+    }
+
+
+def command(
+    devices: int,
+    args: dict,
+    gpu_ids: list[str] | None = None,
+    port: int | None = None,
+    bf16: bool = False,
+    config_file: str | Path | None = None,
+) -> list[str]:
+    """The command of a run in its own processes: `accelerate launch` of `devices` processes with
+    every setting explicit (`config_file`: accelerate_config's file; port: the rendezvous port,
+    default a free one), or for devices == 1 this module's command line alone."""
     cli = [f"--{k.replace('_', '-')}={v}" for k, v in args.items()]
+    module = ["-m", "grpo_repro.train.launch", *cli]
+    if devices == 1:
+        return [sys.executable, *module]
+    if config_file is None:
+        raise ValueError("a multi-process launch needs accelerate_config's file (config_file)")
     return [
         sys.executable,
         "-m",
         "accelerate.commands.launch",
+        "--config_file",  # ours: accelerate never reads the user's default configuration
+        str(config_file),
         "--multi_gpu",  # torchrun, one process per device; without it a CPU-only host runs one
+        "--num_machines",
+        "1",
+        "--machine_rank",
+        "0",
         "--num_processes",
         str(devices),
-        "-m",
-        "grpo_repro.train.launch",
-        *cli,
+        *(["--gpu_ids", ",".join(gpu_ids)] if gpu_ids else []),
+        "--main_process_port",
+        str(port or free_port()),
+        "--mixed_precision",
+        "bf16" if bf16 else "no",
+        "--dynamo_backend",
+        "no",
+        *module,
     ]
+
+
+def _layout(train: dict, gpu_ids: list[str] | None) -> tuple[list[str] | None, str | None]:
+    """(the training processes' devices, the vLLM server's device or None): in vllm_mode server
+    the job's last device serves and the first train.devices train (module docstring)."""
+    devices = int(train["devices"])
+    if not uses_server(train):
+        if gpu_ids and len(gpu_ids) != devices:
+            raise ValueError(
+                f"the job holds GPUs {gpu_ids} for train.devices={devices} training processes"
+            )
+        return gpu_ids, None
+    if not gpu_ids:  # the job's devices: CUDA_VISIBLE_DEVICES, else the node's first ones
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        gpu_ids = visible.split(",") if visible else [str(i) for i in range(devices + 1)]
+    if len(gpu_ids) != devices + 1:
+        raise ValueError(
+            f"train.vllm_mode server needs train.devices + 1 = {devices + 1} GPUs (one serves "
+            f"vLLM), the job holds {gpu_ids}"
+        )
+    return gpu_ids[:devices], gpu_ids[devices]
 
 
 def launch(
@@ -38,26 +135,104 @@ def launch(
     out: str,
     run_json: str,
     threads: int = 1,
+    gpu_ids: list[str] | None = None,
+    report_to: str | None = None,
 ) -> None:
-    """Train (`variant`, `seed`): in this process when train.devices is 1, else under accelerate
-    launch with one process per device."""
-    devices = int(config["train"]["devices"])
-    if devices == 1:
-        run(config, variant, seed, ref, prompts, n_epoch_prompts, out, run_json, threads)
+    """Train (`variant`, `seed`): in this process when train.devices is 1 and no vLLM server
+    runs, else in processes of its own (`command`). gpu_ids: the physical devices the job holds
+    (None or [] on a CPU; CUDA_VISIBLE_DEVICES already names them). report_to: train.report_to
+    (a speed-only key, config.SPEED_ONLY, so not in the run's settings; default the train
+    section's, else none). In vllm_mode server the job's vLLM server runs for the whole body."""
+    train = config["train"]
+    devices = int(train["devices"])
+    report_to = report_to or train.get("report_to") or "none"
+    # what the run reads: its settings less the speed-only keys (so never in the resume
+    # fingerprint), and this launch's own settings in the runtime section (args.RUNTIME)
+    config = cfg.without_speed_only(config)
+    runtime = {} if report_to == "none" else {"report_to": report_to}
+    train_ids, server_gpu = _layout(train, list(gpu_ids or []) or None)
+    if devices == 1 and server_gpu is None:
+        run(
+            _with(config, runtime),
+            variant,
+            seed,
+            ref,
+            prompts,
+            n_epoch_prompts,
+            out,
+            run_json,
+            threads,
+        )
         return
-    args = {
-        "variant": variant,
-        "seed": seed,
-        "ref": ref,
-        "prompts": prompts,
-        "n_epoch_prompts": n_epoch_prompts,
-        "out": out,
-        "run": run_json,
-        "threads": threads,
-        "config_json": json.dumps(config),
-    }
-    sys.stdout.flush()
-    subprocess.run(command(devices, args), check=True, stdout=sys.stdout, stderr=sys.stderr)
+    with contextlib.ExitStack() as stack:
+        if server_gpu is not None:
+            runtime.update(stack.enter_context(_server(config["train"], ref, out, server_gpu)))
+        args = {
+            "variant": variant,
+            "seed": seed,
+            "ref": ref,
+            "prompts": prompts,
+            "n_epoch_prompts": n_epoch_prompts,
+            "out": out,
+            "run": run_json,
+            "threads": threads,
+            "config_json": json.dumps(_with(config, runtime)),
+        }
+        port, config_file = None, None
+        if devices > 1:
+            port = free_port()
+            config_file = Path(stack.enter_context(tempfile.TemporaryDirectory()), ACCEL_FILE)
+            accel = accelerate_config(devices, port, train_ids, bool(train["bf16"]))
+            config_file.write_text(yaml.safe_dump(accel, sort_keys=False))
+        cmd = command(devices, args, train_ids, port, bool(train["bf16"]), config_file)
+        env = dict(os.environ)
+        if train_ids:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(train_ids)  # never the server's device
+        sys.stdout.flush()
+        run_processes(cmd, env)
+
+
+def run_processes(cmd: list[str], env: dict, grace_s: float = 60.0) -> None:
+    """Run the training processes' command to its end (CalledProcessError on a failure). When
+    this process is interrupted (KeyboardInterrupt, or SIGTERM while vllm_server.serve runs) the
+    launcher gets SIGTERM, on which torchrun's agent ends its workers, and SIGKILL after
+    `grace_s` seconds."""
+    proc = subprocess.Popen(cmd, stdout=sys.stdout, stderr=sys.stderr, env=env)
+    try:
+        rc = proc.wait()
+    except BaseException:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+    if rc:
+        raise subprocess.CalledProcessError(rc, cmd)
+
+
+def _with(config: dict, runtime: dict) -> dict:
+    """`config` with the runtime section (args.RUNTIME) when it holds anything: a launch with
+    neither a tracker nor a server passes the run's settings unchanged."""
+    return {**config, RUNTIME: runtime} if runtime else config
+
+
+@contextlib.contextmanager
+def _server(train: dict, ref: str, out: str, gpu: str) -> Iterator[dict]:
+    """The job's vLLM server on device `gpu` for the body (vllm_server.serve: pi_ref's weights,
+    in the dtype of the rollouts, grpo_repro.models.rollout_dtype); yields the runtime settings
+    of GRPOConfig (its base URL, a free port for TRL's weight-sync group)."""
+    from grpo_repro.models import rollout_dtype
+    from grpo_repro.train import vllm_server
+
+    log = Path(out) / SERVER_LOG
+    with vllm_server.serve(ref, gpu, log, rollout_dtype(train)) as url:
+        server_port = int(url.rsplit(":", 1)[1])
+        group_port = free_port()
+        while group_port == server_port:
+            group_port = free_port()
+        yield {"vllm_server_base_url": url, "vllm_group_port": group_port}
 
 
 def main(argv=None) -> None:
