@@ -25,7 +25,7 @@ RATES = {"grpo": 0.5, "mirror": 0.8, "dr_grpo": 0.3, "mirror_dr": 0.6}
 
 
 def counts_table(prompt_ids, k, samples, k_lenient=None) -> pd.DataFrame:
-    """An evaluation table (the columns the report reads, report.EVAL_COLUMNS) from `k` successes
+    """An evaluation table (the columns the report reads, evaluate.scoring.PROMPT_COLUMNS) from `k` successes
     out of `samples` per prompt; lenient successes default to the strict ones."""
     k = np.asarray(k)
     k_len = k if k_lenient is None else np.asarray(k_lenient)

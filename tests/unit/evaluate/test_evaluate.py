@@ -16,8 +16,8 @@ from grpo_repro.config import eval_settings
 from grpo_repro.evaluate import partial
 from grpo_repro.evaluate import run as ev
 from grpo_repro.evaluate import tasks as ev_tasks
+from grpo_repro.evaluate.scoring import PROMPT_COLUMNS  # what evaluation must write for the report
 from grpo_repro.models import model_hash
-from grpo_repro.report import EVAL_COLUMNS  # what evaluation must write for the report
 from grpo_repro.sampler.hf import HFSampler
 from grpo_repro.sampler.params import SamplingParams
 from tests.helpers.tiny_lm import micro_policy, micro_records
@@ -55,7 +55,7 @@ def test_table_columns_and_values(micro):
     df, meta = run(micro, micro_records())
     assert list(df.columns[:4]) == ["variant", "seed", "split", "step"]
     assert (df["variant"] == "grpo").all() and (df["seed"] == 0).all()
-    assert set(EVAL_COLUMNS) <= set(df.columns)
+    assert set(PROMPT_COLUMNS) <= set(df.columns)
     assert (df["samples"] == 16).all()
     assert np.allclose(df["p_hat"], df["successes"] / 16)
     assert (df["ci_low"] <= df["p_hat"]).all() and (df["p_hat"] <= df["ci_high"]).all()
@@ -233,7 +233,9 @@ def test_evaluate_run_script_end_to_end(tiny_policy, default_config, tmp_path):
     for task in tasks:
         df = pd.read_csv(task.csv)
         n = 1 if task.temperature == 0 else 8
-        assert set(EVAL_COLUMNS) <= set(df.columns) and len(df) == 3 and (df["samples"] == n).all()
+        assert (
+            set(PROMPT_COLUMNS) <= set(df.columns) and len(df) == 3 and (df["samples"] == n).all()
+        )
         assert (
             (df["variant"] == "ref").all()
             and (df["step"] == 0).all()

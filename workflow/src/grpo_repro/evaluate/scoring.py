@@ -8,11 +8,8 @@ import pandas as pd
 from grpo_repro import reward
 from grpo_repro.stats import wilson
 
-TABLE_COLUMNS = [
-    "variant",
-    "seed",
-    "split",
-    "step",
+#: the per-prompt columns every reader of a table relies on (the report reads these alone)
+PROMPT_COLUMNS = (
     "prompt_id",
     "successes",
     "samples",
@@ -21,6 +18,14 @@ TABLE_COLUMNS = [
     "ci_high",
     "successes_lenient",
     "p_hat_lenient",
+)
+#: the columns of every evaluation table results/evaluate/{run}/{split}/step_{N}.csv, in order
+TABLE_COLUMNS = [
+    "variant",
+    "seed",
+    "split",
+    "step",
+    *PROMPT_COLUMNS,
     "ci_low_lenient",
     "ci_high_lenient",
     "mean_tokens",

@@ -6,7 +6,7 @@ number on the page is typed in: every one is read from the summary."""
 
 from __future__ import annotations
 
-import math
+from grpo_repro.report.markdown import pct
 
 STAGES = (
     (
@@ -40,13 +40,9 @@ def _value(x, key: str) -> str:
     return str(x)
 
 
-def _pct(x) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
-
-
 def _row(r: dict) -> str:
     return (
-        f"   * - {r['variant']}\n     - {_pct(r['mean_ref'])}\n     - {_pct(r['mean_final'])}\n"
+        f"   * - {r['variant']}\n     - {pct(r['mean_ref'])}\n     - {pct(r['mean_final'])}\n"
         f"     - {100 * r['mean_diff']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]\n"
         f"     - {r.get('n_seeds_positive', 'n/a')} / {r.get('n_seeds', 'n/a')}"
     )
@@ -75,7 +71,7 @@ def landing_rst(s: dict) -> str:
         "Loss, Dynamics, and Success Amplification* (arXiv 2503.06639), end to end.",
         "",
         "**Headline.** The paper reports GSM8K test success rising from "
-        f"{_pct(paper['ref_mean_success'])} (pi_ref) to {_pct(paper['final_mean_success'])} after "
+        f"{pct(paper['ref_mean_success'])} (pi_ref) to {pct(paper['final_mean_success'])} after "
         "one epoch of GRPO. This run, on held-out prompts never trained on "
         f"({s.get('data', {}).get('test', {}).get('n', 'n/a')} prompts, "
         f"{cfg['eval']['samples']} samples each, {len(cfg['train']['seeds'])} GRPO seeds; interval: "

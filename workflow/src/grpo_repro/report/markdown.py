@@ -6,12 +6,12 @@ import json
 import math
 
 
-def _pct(x) -> str:
+def pct(x) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
 
 
 def _ci(m, lo, hi) -> str:
-    return f"{_pct(m)} [{_pct(lo)}, {_pct(hi)}]"
+    return f"{pct(m)} [{pct(lo)}, {pct(hi)}]"
 
 
 def _num(x, fmt="{:.3f}") -> str:
@@ -48,7 +48,7 @@ def sharpening_section(s: dict) -> list[str]:
         per = ", ".join(f"{100 * q['mean_diff']:+.1f}" for q in seeds)
         L.append(
             f"| {r['klass']} ({r['n_prompts']} prompts) | {r['variant']} ({_t(r['t_variant'])}) | "
-            f"{_t(r['t_ref'])} | {_pct(r['mean_variant'])} | {_pct(r['mean_ref'])} | "
+            f"{_t(r['t_ref'])} | {pct(r['mean_variant'])} | {pct(r['mean_ref'])} | "
             f"{_ci(r['mean_diff'], r['low'], r['high'])} | {r['n_seeds_above']} / {r['n_seeds']} "
             f"({per}) |"
         )
@@ -71,7 +71,7 @@ def sharpening_section(s: dict) -> list[str]:
             rows.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] != "ref", kv[0][2])
         ):
             cells = [
-                f"{_pct(by_t[t]['mean'])} [{_pct(by_t[t]['low'])}, {_pct(by_t[t]['high'])}]"
+                f"{pct(by_t[t]['mean'])} [{pct(by_t[t]['low'])}, {pct(by_t[t]['high'])}]"
                 if t in by_t
                 else "n/a"
                 for t in temps
@@ -81,12 +81,12 @@ def sharpening_section(s: dict) -> list[str]:
     return L
 
 
-def markdown(s: dict) -> str:
-    """results/summary.md from the summary dict."""
-    L = ["# Summary: GRPO success amplification (Mroueh, arXiv 2503.06639)", ""]
+def _header(s: dict) -> list[str]:
     cfg = s["config"]
     t = cfg["train"]
-    L += [
+    return [
+        "# Summary: GRPO success amplification (Mroueh, arXiv 2503.06639)",
+        "",
         f"Configuration: variants {', '.join(cfg['variants'])}; model "
         f"`{cfg['model']['name_or_path'] or 'organism (built by the pipeline)'}`; data `{cfg['data']['source']}`; "
         f"beta = {t['beta']}, smoothing eps = {t['smoothing_eps']}, advantage = {t['advantage']}, "
@@ -96,56 +96,75 @@ def markdown(s: dict) -> str:
         f"bootstrap over prompts ({cfg['report']['n_bootstrap']} resamples).",
         "",
     ]
+
+
+def _headline(s: dict) -> list[str]:
+    """Held-out success beside the paper's, the comparability statement."""
     pc = s["paper_comparison"]
     paper = pc["paper"]
-    L += [
+    L = [
         "## Held-out success beside the paper",
         "",
         "| | pi_ref | final | final - pi_ref [95% CI] | seeds with a gain |",
         "|---|---|---|---|---|",
-        f"| paper: grpo, GSM8K test, one run | {_pct(paper['ref_mean_success'])} | "
-        f"{_pct(paper['final_mean_success'])} | "
-        f"{_pct(paper['final_mean_success'] - paper['ref_mean_success'])} | - |",
+        f"| paper: grpo, GSM8K test, one run | {pct(paper['ref_mean_success'])} | "
+        f"{pct(paper['final_mean_success'])} | "
+        f"{pct(paper['final_mean_success'] - paper['ref_mean_success'])} | - |",
     ]
     for r in s["paired_difference"]:
         if r["split"] == "test":
             L.append(
-                f"| this run: {r['variant']}, test (step {r['final_step']}) | {_pct(r['mean_ref'])} | "
-                f"{_pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} | "
+                f"| this run: {r['variant']}, test (step {r['final_step']}) | {pct(r['mean_ref'])} | "
+                f"{pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} | "
                 f"{r.get('n_seeds_positive', 'n/a')} / {r.get('n_seeds', 'n/a')} |"
             )
-    L += ["", pc["statement"], ""]
-    L += sharpening_section(s)
-    if pc["deviations"]:
-        L += ["| key | this run | paper |", "|---|---|---|"]
-        L += [f"| {d['key']} | {d['ours']} | {d['paper']} |" for d in pc["deviations"]]
-        L += [""]
-    if s.get("data"):
-        L += [
-            "## Data: splits and difficulty mix (share of problems by number of steps)",
-            "",
-            "| split | prompts | steps mix |",
-            "|---|---|---|",
-        ]
-        L += [
-            f"| {k} | {v['n']} | {', '.join(f'{100 * x:.1f}%' for x in v.get('step_mix', [])) or 'n/a'} |"
-            for k, v in s["data"].items()
-        ]
-        L += [""]
-    if s.get("paired_difference_by_seed"):
-        L += [
-            "## Final - p_ref per GRPO seed (paired bootstrap over prompts)",
-            "",
-            "| variant | seed | split | mean p_ref | mean final | difference [95% CI] |",
-            "|---|---|---|---|---|---|",
-        ]
-        L += [
-            f"| {r['variant']} | {r['seed']} | {r['split']} | {_pct(r['mean_ref'])} | "
-            f"{_pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} |"
-            for r in s["paired_difference_by_seed"]
-        ]
-        L += [""]
+    return L + ["", pc["statement"], ""]
+
+
+def _deviations(s: dict) -> list[str]:
+    dev = s["paper_comparison"]["deviations"]
+    if not dev:
+        return []
+    L = ["| key | this run | paper |", "|---|---|---|"]
+    return L + [f"| {d['key']} | {d['ours']} | {d['paper']} |" for d in dev] + [""]
+
+
+def _data(s: dict) -> list[str]:
+    if not s.get("data"):
+        return []
+    L = [
+        "## Data: splits and difficulty mix (share of problems by number of steps)",
+        "",
+        "| split | prompts | steps mix |",
+        "|---|---|---|",
+    ]
     L += [
+        f"| {k} | {v['n']} | {', '.join(f'{100 * x:.1f}%' for x in v.get('step_mix', [])) or 'n/a'} |"
+        for k, v in s["data"].items()
+    ]
+    return L + [""]
+
+
+def _by_seed(s: dict) -> list[str]:
+    if not s.get("paired_difference_by_seed"):
+        return []
+    L = [
+        "## Final - p_ref per GRPO seed (paired bootstrap over prompts)",
+        "",
+        "| variant | seed | split | mean p_ref | mean final | difference [95% CI] |",
+        "|---|---|---|---|---|---|",
+    ]
+    L += [
+        f"| {r['variant']} | {r['seed']} | {r['split']} | {pct(r['mean_ref'])} | "
+        f"{pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} |"
+        for r in s["paired_difference_by_seed"]
+    ]
+    return L + [""]
+
+
+def _checkpoints(s: dict) -> list[str]:
+    """Mean success per checkpoint, and final - p_ref paired over prompts with the shares."""
+    L = [
         "## Mean success per checkpoint (strict scoring)",
         "",
         "| variant | split | step | prompts | mean [95% CI] | lenient mean |",
@@ -154,7 +173,7 @@ def markdown(s: dict) -> str:
     for r in s["mean_success"]:
         L.append(
             f"| {r['variant']} | {r['split']} | {r['step']} | {r['n_prompts']} | "
-            f"{_ci(r['mean'], r['low'], r['high'])} | {_pct(r['mean_lenient'])} |"
+            f"{_ci(r['mean'], r['low'], r['high'])} | {pct(r['mean_lenient'])} |"
         )
     L += [
         "",
@@ -167,19 +186,23 @@ def markdown(s: dict) -> str:
     for r in s["paired_difference"]:
         a = sh.get((r["variant"], r["split"]), {})
         L.append(
-            f"| {r['variant']} | {r['split']} | {r['final_step']} | {_pct(r['mean_ref'])} | "
-            f"{_pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} | "
-            f"{_pct(a.get('share_above'))} / {_pct(a.get('share_on'))} / {_pct(a.get('share_below'))} |"
+            f"| {r['variant']} | {r['split']} | {r['final_step']} | {pct(r['mean_ref'])} | "
+            f"{pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} | "
+            f"{pct(a.get('share_above'))} / {pct(a.get('share_on'))} / {pct(a.get('share_below'))} |"
         )
-    n = int(cfg["eval"]["samples"])
-    L += [
+    return L
+
+
+def _overlay(s: dict) -> list[str]:
+    n = int(s["config"]["eval"]["samples"])
+    L = [
         "",
         "## Theory overlay (predicted recurrence from each prompt's measured p_ref)",
         "",
         s["iteration_note"],
         "",
         f"p_ref = 0 below means 0 successes in the samples: with n = {n} samples, 0/{n} has a 95% "
-        f"upper bound of {_pct(1 - 0.025 ** (1 / n))} (Clopper-Pearson: 1 - 0.025^(1/n)), so such a "
+        f"upper bound of {pct(1 - 0.025 ** (1 / n))} (Clopper-Pearson: 1 - 0.025^(1/n)), so such a "
         "prompt is not shown to be unsolvable, and 'stayed 0' is 0/n again at the final checkpoint.",
         "",
         "| variant | split | amplified measured | amplified predicted | 0/n at p_ref, 0/n at the end | "
@@ -188,15 +211,18 @@ def markdown(s: dict) -> str:
     ]
     for r in s["theory_overlay"]:
         L.append(
-            f"| {r['variant']} | {r['split']} | {_pct(r['frac_amplified_measured'])} | "
-            f"{_pct(r['frac_amplified_predicted'])} | {r['n_ref_zero_stayed_zero']}/{r['n_ref_zero']} | "
+            f"| {r['variant']} | {r['split']} | {pct(r['frac_amplified_measured'])} | "
+            f"{pct(r['frac_amplified_predicted'])} | {r['n_ref_zero_stayed_zero']}/{r['n_ref_zero']} | "
             f"{_num(r['spearman_limit'])} | {_num(r['spearman_iter'])} | {_num(r['spearman_p_ref'])} | "
             f"{_num(r['mean_abs_gap_limit'])} |"
         )
     notes = sorted({r["note"] for r in s["theory_overlay"] if r.get("note")})
-    L += [""] + [f"Note: {n}." for n in notes] + ([""] if notes else [])
+    return L + [""] + [f"Note: {n}." for n in notes] + ([""] if notes else [])
+
+
+def _derivations(s: dict) -> list[str]:
     d = s["derivations"]
-    L += [
+    return [
         "## Derivation checks (stage 1)",
         "",
         f"Claims passed: {d['claims_passed']} / {d['claims_total']}; paper errata confirmed: "
@@ -204,23 +230,31 @@ def markdown(s: dict) -> str:
         + (f" Failed: {', '.join(d['failed'])}." if d["failed"] else ""),
         "",
     ]
-    if s.get("step0_consistency"):
-        L += [
-            "## Step-0 consistency (training and evaluation see the same pi_ref)",
-            "",
-            "Mean training reward over the first epoch of the pool (each pool prompt sampled once, "
-            "policy still near pi_ref) against pi_ref's evaluated mean on the same pool.",
-            "",
-            "| variant | first-epoch steps | training reward | pi_ref pool mean | difference |",
-            "|---|---|---|---|---|",
-        ]
-        for v, r in s["step0_consistency"].items():
-            L.append(
-                f"| {v} | {r['first_epoch_steps']} | {_pct(r['first_epoch_reward'])} | "
-                f"{_pct(r['pi_ref_pool_mean'])} | {_pct(r['difference'])} |"
-            )
-        L.append("")
-    L += [
+
+
+def _step0(s: dict) -> list[str]:
+    if not s.get("step0_consistency"):
+        return []
+    L = [
+        "## Step-0 consistency (training and evaluation see the same pi_ref)",
+        "",
+        "Mean training reward over the first epoch of the pool (each pool prompt sampled once, "
+        "policy still near pi_ref) against pi_ref's evaluated mean on the same pool.",
+        "",
+        "| variant | first-epoch steps | training reward | pi_ref pool mean | difference |",
+        "|---|---|---|---|---|",
+    ]
+    for v, r in s["step0_consistency"].items():
+        L.append(
+            f"| {v} | {r['first_epoch_steps']} | {pct(r['first_epoch_reward'])} | "
+            f"{pct(r['pi_ref_pool_mean'])} | {pct(r['difference'])} |"
+        )
+    return L + [""]
+
+
+def _training(s: dict) -> list[str]:
+    """Each run's last logged values, and whether its recorded config is the workflow's."""
+    L = [
         "## Training runs (last logged values)",
         "",
         "| variant | step | reward | kl | loss |",
@@ -232,20 +266,49 @@ def markdown(s: dict) -> str:
             f"{_num(r.get('loss'), '{:.4g}')} |"
         )
     diff = {v: k for v, k in s["train_run_config_differs_from_workflow_config"].items() if k}
-    L += [""] + (
-        [f"Training run configs differ from the workflow config: {diff}", ""]
-        if diff
-        else ["Every training run's recorded config equals the workflow config.", ""]
+    return (
+        L
+        + [""]
+        + (
+            [f"Training run configs differ from the workflow config: {diff}", ""]
+            if diff
+            else ["Every training run's recorded config equals the workflow config.", ""]
+        )
     )
+
+
+def _benchmarks_and_config(s: dict) -> list[str]:
+    L = []
     if s["benchmarks"]:
         L += ["## Wall time per rule (Snakemake benchmarks)", "", "| file | seconds |", "|---|---|"]
         L += [f"| {b['file']} | {b['seconds']:.1f} |" for b in s["benchmarks"]] + [""]
-    L += [
+    return L + [
         "## Resolved configuration",
         "",
         "```json",
-        json.dumps(cfg, indent=2, sort_keys=True, default=str),
+        json.dumps(s["config"], indent=2, sort_keys=True, default=str),
         "```",
         "",
     ]
-    return "\n".join(L)
+
+
+#: the sections of results/summary.md, in order
+SECTIONS = (
+    _header,
+    _headline,
+    sharpening_section,
+    _deviations,
+    _data,
+    _by_seed,
+    _checkpoints,
+    _overlay,
+    _derivations,
+    _step0,
+    _training,
+    _benchmarks_and_config,
+)
+
+
+def markdown(s: dict) -> str:
+    """results/summary.md from the summary dict: its SECTIONS in order."""
+    return "\n".join(line for section in SECTIONS for line in section(s))

@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from grpo_repro import io
+from grpo_repro.evaluate.scoring import PROMPT_COLUMNS
 from grpo_repro.io import DataError
-from grpo_repro.report import EVAL_COLUMNS
 
 REF = "ref"
 KEY = ["variant", "seed", "split", "step", "prompt_id"]
-LONG_COLUMNS = ["variant", "seed", "split", "step", "checkpoint", "source", *EVAL_COLUMNS]
+LONG_COLUMNS = ["variant", "seed", "split", "step", "checkpoint", "source", *PROMPT_COLUMNS]
 
 
 def eval_path(results: str, run: str, split: str, step: int) -> str:
@@ -77,14 +77,14 @@ def read_eval_table(path: str | Path) -> pd.DataFrame:
     if not text.endswith("\n"):
         raise DataError(f"{path}:{len(lines)}: the last row is cut (no end of line); {redo}")
     df = pd.read_csv(StringIO(text), dtype={"prompt_id": str})
-    missing = [c for c in EVAL_COLUMNS if c not in df.columns]
+    missing = [c for c in PROMPT_COLUMNS if c not in df.columns]
     if missing:
-        raise DataError(f"{path}: missing columns {missing} (expected {list(EVAL_COLUMNS)})")
+        raise DataError(f"{path}: missing columns {missing} (expected {list(PROMPT_COLUMNS)})")
     width = len(next(csv.reader([lines[0]])))
     for no, row in enumerate(csv.reader(lines[1:]), start=2):
         if len(row) != width:
             raise DataError(f"{path}:{no}: {len(row)} fields, the header has {width}; {redo}")
-    for col in EVAL_COLUMNS:
+    for col in PROMPT_COLUMNS:
         bad = df.index[df[col].isna()]
         if len(bad):
             raise DataError(f"{path}:{bad[0] + 2}: no value in column {col}; {redo}")
@@ -112,7 +112,7 @@ def read_eval_table(path: str | Path) -> pd.DataFrame:
             raise DataError(
                 f"{path}: {len(df)} rows, its sidecar {sidecar} says {expected}; {redo}"
             )
-    df = df[list(EVAL_COLUMNS)].copy()
+    df = df[list(PROMPT_COLUMNS)].copy()
     for col in COUNTS:
         df[col] = df[col].astype(int)
     return df
