@@ -16,7 +16,7 @@ FP_G = config["train"]["num_generations"]  # G of the base runs
 FP_STUDIES = list(fp_runs.STUDIES)
 # {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}: every run of every study, each once
 FP_RUNS = [r.name for r in fp_runs.all_runs(FP, FP_G)]
-FP_RUN_RE = r"(grpo|mirror|dr_grpo|mirror_dr)_(k3_ratio|k3)(_\w+)?/beta_[0-9.e+-]+/seed_\d+"
+FP_RUN_RE = rf"{fp_runs.variant_re()}_(k3_ratio|k3)(_\w+)?/beta_[0-9.e+-]+/seed_\d+"
 FP_LONG_RE = rf"\w+_{fp_runs.LONG}/beta_[0-9.e+-]+/seed_\d+"  # the convergence check's runs
 FP_STEPS = fp_runs.checkpoint_steps(FP)
 FP_LONG_STEPS = fp_runs.checkpoint_steps(FP, long=True)

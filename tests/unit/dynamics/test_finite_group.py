@@ -1,4 +1,4 @@
-"""grpo_repro.dynamics.finite_group (FORMULAS.md Sec. 8, issue 21) against closed-form truths:
+"""grpo_repro.dynamics.finite_group (docs/theory.md Sec. 8) against closed-form truths:
 Dr. GRPO's (G-1)/G law, the ends Omega_G(0) and Omega_G(1), G = 2 by hand, the exact derivative
 against central differences, and h_G / p*_G through maps and fixed_points."""
 
@@ -69,7 +69,7 @@ def test_derivative_matches_central_differences(g):
 
 
 def test_h_g_fixed_points_and_dr_step():
-    """beta 2, p_ref 0.7 (issue 21): p* = 1.000 but p*_8 = 0.879; every p*_G solves h_G(p) = p
+    """beta 2, p_ref 0.7: p* = 1.000 but p*_8 = 0.879; every p*_G solves h_G(p) = p
     and lies above p_ref (Omega_G > 0); the Dr. step is logit p_ref + (1 - 1/G)/beta."""
     (pop,) = [f for f in fxp.fixed_points(2.0, 0.7, EPS) if f.stable]
     assert pop.p_star > 0.9999

@@ -1,4 +1,4 @@
-"""grpo_repro.dynamics.kl_estimators on small categorical policies (FORMULAS.md Sec. 7): the plain k3
+"""grpo_repro.dynamics.kl_estimators on small categorical policies (docs/theory.md Sec. 7): the plain k3
 gradient is grad KL(pi_ref || pi), the ratio-corrected one grad KL(pi || pi_ref), against the closed
 forms and finite differences; the plain one misses the theory's KL gradient."""
 
@@ -35,7 +35,7 @@ def test_plain_estimator_misses_the_theory_kl_gradient():
     plain = kle.estimator_grad(theta, log_ref, ratio=False)
     gap = np.max(np.abs(plain - kle.grad_kl_forward(theta, log_ref)))
     print(f"6-outcome softmax: plain k3 gradient misses grad KL(pi||pi_ref) by {gap:.3f}")
-    assert gap > 0.05  # FORMULAS.md quotes ~0.08 on its own 6-outcome instance
+    assert gap > 0.05  # docs/theory.md quotes ~0.08 on its own 6-outcome instance
     # at pi = pi_ref all gradients vanish, so the difference is a property of pi != pi_ref
     np.testing.assert_allclose(kle.estimator_grad(log_ref, log_ref), 0.0, atol=1e-12)
 

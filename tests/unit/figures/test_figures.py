@@ -193,7 +193,7 @@ def test_restyle_reruns_plot_rules_only(tmp_path):
 
 
 def test_finite_group_maps(fig_cfg, tmp_path):
-    """FORMULAS.md Sec. 8: Omega/Omega_G at G = 8 (issue 21: 1.08 at p = 0.5), p*_G below p* and
+    """docs/theory.md Sec. 8: Omega/Omega_G at G = 8 (1.08 at p = 0.5), p*_G below p* and
     rising with G, Dr. GRPO's closed form; both plots drawn from the CSVs alone."""
     small = copy.deepcopy(fig_cfg)
     small.update(p_star_g_p_ref={"lo": 0.05, "hi": 0.8, "n": 5}, p_star_g_beta=[2.0])

@@ -3,8 +3,8 @@
 API:
     apply_style()                 Agg backend + one set of rcParams (call once per plot script)
     variant_color(v), variant_label(v), VARIANT_COLORS, VARIANT_LABELS
-                                  one colour and display name per GRPO variant
-                                  (grpo, mirror, dr_grpo, mirror_dr, two_kl, two_kl_dr)
+                                  one colour and display name per GRPO variant, from its
+                                  record in grpo_repro.variants (and pi_ref's, "ref")
     STABLE / UNSTABLE             marker styles of stable / unstable fixed points and cycles
     panel_grid(nrows, ncols)      figure + 2-D array of axes sized per panel
     save_figure(fig, *paths, tight=True)
@@ -24,26 +24,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from grpo_repro import variants as reg
 from grpo_repro.io import atomic_path
 
-VARIANT_COLORS = {
-    "grpo": "#1f77b4",  # blue
-    "mirror": "#d62728",  # red
-    "dr_grpo": "#2ca02c",  # green
-    "mirror_dr": "#ff7f0e",  # orange
-    "two_kl": "#9467bd",  # purple
-    "two_kl_dr": "#8c564b",  # brown
-    "ref": "#000000",  # black: pi_ref (the sharpening baseline)
-}
-VARIANT_LABELS = {
-    "ref": "pi_ref",
-    "grpo": "GRPO",
-    "mirror": "Mirror GRPO",
-    "dr_grpo": "Dr. GRPO",
-    "mirror_dr": "Mirror Dr. GRPO",
-    "two_kl": "two-KL GRPO",
-    "two_kl_dr": "two-KL Dr. GRPO",
-}
+#: pi_ref, the sharpening baseline, drawn beside the variants: black
+REF_COLOR, REF_LABEL = "#000000", "pi_ref"
+#: every variant's colour and label, as its record in grpo_repro.variants states them
+VARIANT_COLORS = {**{v.name: v.color for v in reg.VARIANTS}, "ref": REF_COLOR}
+VARIANT_LABELS = {"ref": REF_LABEL, **{v.name: v.label for v in reg.VARIANTS}}
 #: other recurring series
 SERIES_COLORS = {
     "exact": "#000000",
@@ -101,16 +89,24 @@ def apply_style() -> None:
 
 
 def variant_color(variant: str) -> str:
+    """The colour of a variant's record (grpo_repro.variants, read at call time), or pi_ref's."""
+    if variant == "ref":
+        return REF_COLOR
     try:
-        return VARIANT_COLORS[variant]
-    except KeyError:
-        raise KeyError(
-            f"no colour for variant {variant!r}; known: {sorted(VARIANT_COLORS)}"
-        ) from None
+        return reg.get(variant).color
+    except ValueError:
+        known = sorted([*reg.names(), "ref"])
+        raise KeyError(f"no colour for variant {variant!r}; known: {known}") from None
 
 
 def variant_label(variant: str) -> str:
-    return VARIANT_LABELS.get(variant, variant)
+    """The label of a variant's record, pi_ref's, or the name itself."""
+    if variant == "ref":
+        return REF_LABEL
+    try:
+        return reg.get(variant).label
+    except ValueError:
+        return variant
 
 
 def shades(color: str, n: int, lo: float = 0.35, hi: float = 1.0) -> list:

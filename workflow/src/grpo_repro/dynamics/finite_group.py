@@ -1,4 +1,4 @@
-"""Advantage weights at a finite group size G (issue 21: GRPO whitens each group with its OWN mean
+"""Advantage weights at a finite group size G (docs/theory.md Sec. 8: GRPO whitens each group with its OWN mean
 and spread; the paper's eq. (4) uses the population p).
 
 A group of G samples with k successes, p_hat = k/G, gives a success the paper's smoothed whitened
@@ -8,7 +8,7 @@ on the sample's own reward and averaging over the other G - 1 samples, J ~ Binom
 
     w+_G(p) = E[(1 - (J+1)/G) / s(J+1)],   w-_G(p) = E[(J/G) / s(J)],   Omega_G = w+_G + w-_G.
 
-The argument of Sec. 2-3 (a free per-prompt policy, the KL of FORMULAS Sec. 7) with these weights
+The argument of Sec. 2-3 (a free per-prompt policy, the KL of docs/theory.md Sec. 7) with these weights
 puts the stationary points of the expected update at the fixed points of
 
     h_G(p) = sigma(logit p_ref + Omega_G(p) / beta)          (dynamics.maps, group_size=G).

@@ -17,7 +17,7 @@ its multiplier |h'(a) h'(b)| < 1 (the paper's "divergent" example beta=5, p_ref=
 is a stable 2-cycle around an unstable fixed point).
 eps must be > 0 (with eps = 0, h is discontinuous at 0 and 1, Prop. 1).
 
-Finite group size (`group_size` G, issue 21): the fixed points p*_G of h_G, whose Omega_G
+Finite group size (`group_size` G, docs/theory.md Sec. 8): the fixed points p*_G of h_G, whose Omega_G
 (dynamics.finite_group) lies in (0, Omega_G,max]: every root lies in
 [logit p_ref, logit p_ref + Omega_G,max/beta], scanned on a uniform grid (Omega_G is smooth and
 bounded), refined the same way; h_G'(p*_G) from the exact derivative of Omega_G.
@@ -32,6 +32,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 from scipy.special import expit
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import finite_group as fg
 from grpo_repro.dynamics import maps as dyn
 
@@ -224,16 +225,17 @@ def variant_fixed_points(
     delta_r: float = 0.0,
     n_grid: int = DEFAULT_GRID,
 ) -> list[FixedPoint]:
-    """Fixed points of the PoS map of `variant` (Delta_R held constant for the two-KL variants):
-    grpo: those of h; dr_grpo: sigma(logit p_ref + 1/beta), reached in one step (map constant,
-    derivative 0); two_kl_dr: logit p* = logit p_ref + Delta_R/alpha + 1/(alpha beta), derivative
-    1-alpha; two_kl: logit p* = logit p_ref + Delta_R/alpha + Omega(p*)/(alpha beta), i.e. the
-    fixed points of h with (alpha beta, sigma(logit p_ref + Delta_R/alpha)), derivative
-    (1-alpha) + alpha h'. mirror / mirror_dr have no interior fixed point (p_n -> 1, Thm 5)."""
+    """Fixed points of the PoS map of `variant` by its record (grpo_repro.variants; Delta_R held
+    constant for two-KL): pi_ref anchor: those of h, mean-only sigma(logit p_ref + 1/beta) reached
+    in one step (derivative 0); two-KL mean-only: logit p* = logit p_ref + Delta_R/alpha +
+    1/(alpha beta), derivative 1-alpha; two-KL: logit p* = logit p_ref + Delta_R/alpha +
+    Omega(p*)/(alpha beta), the fixed points of h with (alpha beta, sigma(logit p_ref +
+    Delta_R/alpha)), derivative (1-alpha) + alpha h'. pi_{n-1} (mirror): none (p_n -> 1, Thm 5)."""
     beta, p_ref = float(beta), float(p_ref)
-    if variant == "grpo":
+    v = reg.get(variant)  # dispatch on the record's anchor and normalisation
+    if v.anchor == "reference" and not v.mean_only:
         return fixed_points(beta, p_ref, eps, n_grid)
-    if variant in ("mirror", "mirror_dr"):
+    if v.anchor == "previous":
         raise ValueError(
             f"{variant}: no interior fixed point (logit p_n increases by >= 1/beta per step)"
         )
@@ -241,17 +243,15 @@ def variant_fixed_points(
     if bd is not None:
         return bd
     l_ref = math.log(p_ref) - math.log1p(-p_ref)
-    if variant == "dr_grpo":
+    if v.anchor == "reference":  # mean-only
         x = l_ref + 1.0 / beta
         return [FixedPoint(float(expit(x)), x, 0.0, True, 0.0)]
     if alpha is None or not 0 < alpha < 1:
         raise ValueError("two-KL variants need alpha in (0, 1)")
     shifted = l_ref + delta_r / alpha
-    if variant == "two_kl_dr":
+    if v.mean_only:
         x = shifted + 1.0 / (alpha * beta)
         return [FixedPoint(float(expit(x)), x, 1.0 - alpha, True, 0.0)]
-    if variant != "two_kl":
-        raise ValueError(f"unknown variant {variant!r}")
     out = []
     _validate(alpha * beta, eps)
     for fp in _fixed_points_logit(alpha * beta, shifted, eps, n_grid):

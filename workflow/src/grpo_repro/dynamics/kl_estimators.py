@@ -1,5 +1,5 @@
 """TRL's per-sample KL estimator k3 and its gradient on a categorical (softmax) policy
-(FORMULAS.md Sec. 7; not in the paper).
+(docs/theory.md Sec. 7; not in the paper).
 
 With samples o ~ pi_theta and r(o) = pi_ref(o)/pi_theta(o), TRL estimates the KL penalty per
 token by k3 = r - 1 - log r. What the optimiser sees is the expectation over the samples of the

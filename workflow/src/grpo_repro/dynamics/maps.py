@@ -7,15 +7,14 @@ Implements, vectorised over numpy broadcasting:
 * the GRPO map of Thm 2, h_{eps,p_ref}(p) = sigma(logit p_ref + Omega(p)/beta), its derivative
   h'(p) = -h(1-h)(1-2p) / (2 beta (p(1-p)+eps)^{3/2}) (Prop. 1) and the local-stability threshold
   B(p*) = p*(1-p*)|2p*-1| / (2 (p*(1-p*)+eps)^{3/2}) (Thm 6, Lemma 1; Fig 4);
-* the recurrences of every variant, all written in logit coordinates x = logit p:
-    grpo       (Thm 2)  x_n = logit p_ref + Omega(p_{n-1})/beta
-    mirror     (Thm 5)  x_n = x_{n-1}     + Omega(p_{n-1})/beta
-    dr_grpo    (Sec. 5) x_n = logit p_ref + 1/beta
-    mirror_dr  (Sec. 5) x_n = x_{n-1}     + 1/beta
-    two_kl     (Thm 9)  x_n = alpha logit p_ref + (1-alpha) x_{n-1} + Delta_R,n + Omega(p_{n-1})/beta
-    two_kl_dr  (Thm 9, mean-only) the same with 1/beta in place of Omega(p_{n-1})/beta.
+* the recurrences of every variant, all written in logit coordinates x = logit p, chosen by the
+  KL anchor of the variant's record in grpo_repro.variants:
+    pi_ref   (grpo, Thm 2)    x_n = logit p_ref + Omega(p_{n-1})/beta
+    pi_{n-1} (mirror, Thm 5)  x_n = x_{n-1}     + Omega(p_{n-1})/beta
+    two_kl   (Thm 9)  x_n = alpha logit p_ref + (1-alpha) x_{n-1} + Delta_R,n + Omega(p_{n-1})/beta
+  and a mean-only record (Dr. GRPO, Sec. 5) has 1/beta in place of Omega(p_{n-1})/beta.
 
-Finite group size (issue 21): every map and recurrence takes `group_size` G (None: the population
+Finite group size (docs/theory.md Sec. 8): every map and recurrence takes `group_size` G (None: the population
 weights above); with G, Omega is replaced by Omega_G of dynamics.finite_group (the group whitened by
 its own mean and spread) and Dr. GRPO's 1 by (G-1)/G, giving h_G and the fixed points p*_G.
 
@@ -29,14 +28,16 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, logit
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import finite_group as fg
 
-#: PoS recurrences implemented by `recurrence` (names used across the pipeline).
-VARIANTS = ("grpo", "mirror", "dr_grpo", "mirror_dr", "two_kl", "two_kl_dr")
+#: names of the registry's variants (grpo_repro.variants) at import, for callers that list them;
+#: `step_logit` dispatches on the record's anchor and normalisation, read at call time
+VARIANTS = reg.names()
 #: variants whose KL anchor is pi_ref (the others anchor on pi_{n-1}, or on both for two_kl*)
-REF_ANCHORED = ("grpo", "dr_grpo")
+REF_ANCHORED = tuple(v.name for v in reg.VARIANTS if v.anchor == "reference")
 #: variants with mean-only normalisation A = r - p (Dr. GRPO): Omega = 1
-MEAN_ONLY = ("dr_grpo", "mirror_dr", "two_kl_dr")
+MEAN_ONLY = tuple(v.name for v in reg.VARIANTS if v.mean_only)
 
 
 def _check_eps(eps):
@@ -180,15 +181,14 @@ beta_threshold = B
 def step_logit(variant, x_prev, p_ref, beta, eps, alpha=None, delta_r=0.0, group_size=None):
     """One step x_{n-1} -> x_n of `variant` in logit coordinates (see the module docstring);
     group_size G: the finite-group weights."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    v = reg.get(variant)
     beta = np.asarray(beta, float)
     x_prev = np.asarray(x_prev, float)
     l_ref = _safe_logit(p_ref)
-    incr = increment_logit(x_prev, beta, eps, group_size, mean_only=variant in MEAN_ONLY)
-    if variant in ("grpo", "dr_grpo"):
+    incr = increment_logit(x_prev, beta, eps, group_size, mean_only=v.mean_only)
+    if v.anchor == "reference":
         return _shift(l_ref, incr)
-    if variant in ("mirror", "mirror_dr"):
+    if v.anchor == "previous":
         return _shift(x_prev, incr)
     if alpha is None or not np.all((np.asarray(alpha) > 0) & (np.asarray(alpha) < 1)):
         raise ValueError("two-KL variants need alpha in (0, 1)")
@@ -245,4 +245,4 @@ def recurrence(
 
 def iterate_h(p0, p_ref, beta, eps, n_iter):
     """p_{n+1} = h(p_n), n = 0..n_iter (Fig 5), from an arbitrary p0."""
-    return recurrence("grpo", p_ref, beta, eps, n_iter, p0=p0)
+    return recurrence(reg.find("reference", False).name, p_ref, beta, eps, n_iter, p0=p0)

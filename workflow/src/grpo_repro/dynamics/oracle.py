@@ -6,8 +6,9 @@ control prompts whose outcomes all fail (p_ref = 0) or all succeed (p_ref = 1).
 
 Exact iterations (Thm 8): with weights taken at p_{n-1} (eq. 4; mean-only: w+ = 1-p, w- = p),
     pi_n(o|q) = anchor(o|q) exp((w+ 1{r=1} - w- 1{r=0})/beta) / Z,
-anchor = pi_ref (grpo, dr_grpo: Thm 1), pi_{n-1} (mirror, mirror_dr: Thm 4), or the geometric
-mean pibar ~ pi_ref^alpha pi_{n-1}^(1-alpha) (two_kl, two_kl_dr: Lemma 2). The PoS of these
+anchor = pi_ref (Thm 1), pi_{n-1} (mirror, Thm 4), or the geometric mean
+pibar ~ pi_ref^alpha pi_{n-1}^(1-alpha) (two-KL: Lemma 2), the KL anchor of the variant's record in
+grpo_repro.variants. The PoS of these
 policies must follow the scalar recurrences of grpo_repro.dynamics, the two-KL one with
 Delta_R = (1-alpha)[D_alpha(pi_ref,F || pi_{n-1},F) - D_alpha(pi_ref,S || pi_{n-1},S)] computed from
 the actual success (S) / failure (F) conditional distributions (Lemma 3, Thm 9).
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import maps as dyn
 
 VARIANTS = dyn.VARIANTS
@@ -132,13 +134,13 @@ def delta_r(
 
 
 def anchor_of(variant: str, log_pi_ref, log_pi_prev, alpha=None) -> np.ndarray:
-    if variant in ("grpo", "dr_grpo"):
+    """log of the KL anchor of `variant` (its registry record's): pi_ref, pi_{n-1} or pibar."""
+    anchor = reg.get(variant).anchor
+    if anchor == "reference":
         return log_pi_ref
-    if variant in ("mirror", "mirror_dr"):
+    if anchor == "previous":
         return log_pi_prev
-    if variant in ("two_kl", "two_kl_dr"):
-        return two_kl_anchor(log_pi_ref, log_pi_prev, alpha)
-    raise ValueError(f"unknown variant {variant!r}")
+    return two_kl_anchor(log_pi_ref, log_pi_prev, alpha)
 
 
 def gibbs_step(
@@ -167,10 +169,9 @@ def exact_iterations(
 
     Returns log_pi (n+1, Q, K), p (n+1, Q) and delta_r (n, Q) (Delta_R of step n; zeros unless
     two-KL)."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}")
-    mean_only = variant in dyn.MEAN_ONLY
-    two_kl = variant in ("two_kl", "two_kl_dr")
+    v = reg.get(variant)
+    mean_only = v.mean_only
+    two_kl = v.anchor == "two_kl"
     log_pi = problem.log_pi_ref if log_pi0 is None else log_pi0
     out = np.empty((n_iter + 1,) + problem.shape)
     dr = np.zeros((n_iter, problem.shape[0]))
@@ -212,9 +213,10 @@ def scalar_pos(
 # ------------------------------------------------------------- independent optimiser (Newton)
 def _kl_terms(variant: str, log_pi_ref, log_pi_prev, alpha):
     """[(coefficient, log anchor)] of beta * sum_j c_j KL(pi || anchor_j) as the paper writes it."""
-    if variant in ("grpo", "dr_grpo"):
+    anchor = reg.get(variant).anchor
+    if anchor == "reference":
         return [(1.0, log_pi_ref)]
-    if variant in ("mirror", "mirror_dr"):
+    if anchor == "previous":
         return [(1.0, log_pi_prev)]
     return [(alpha, log_pi_ref), (1.0 - alpha, log_pi_prev)]
 
@@ -278,7 +280,7 @@ def optimiser_iterations(
 ) -> np.ndarray:
     """Iterates of the independent optimiser, chained on its own previous iterate and PoS
     (log pi, shape (n+1, Q, K)); never uses the closed form."""
-    mean_only = variant in dyn.MEAN_ONLY
+    mean_only = reg.get(variant).mean_only
     log_pi = problem.log_pi_ref if log_pi0 is None else log_pi0
     out = np.empty((n_iter + 1,) + problem.shape)
     out[0] = log_pi

@@ -9,8 +9,8 @@ rho_i = pi_theta(o_i)/pi_old(o_i), with plain gradient ascent or Adam on the log
 (one logit vector per prompt: a tabular softmax policy). The KL term is either exact
 (sum over the K outcomes) or TRL's per-sample k3 estimator exp(l_a - l) - (l_a - l) - 1 on the G
 samples (its gradient is that of KL(anchor || pi_theta) at pi_theta = pi_old, not of KL(pi || anchor)).
-Anchors: pi_ref (grpo, dr_grpo), pi_old (mirror, mirror_dr), both with weights alpha, 1-alpha
-(two_kl, two_kl_dr).
+Anchors (the variant's record in grpo_repro.variants): pi_ref, pi_old (mirror), or both with
+weights alpha, 1-alpha (two-KL).
 
 A group whose G rewards are all 0 or all 1 has p_hat in {0, 1} and A = 0: it carries no
 signal, only the KL term acts on it. The trajectories are compared with the exact iterates pi_n of
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grpo_repro.dynamics import maps as dyn
+from grpo_repro import variants as reg
 from grpo_repro.dynamics.oracle import Problem, log_normalise, pos
 
 
@@ -63,9 +63,10 @@ def group_advantage(r: np.ndarray, eps: float, mean_only: bool) -> tuple[np.ndar
 
 
 def _anchors(variant, log_ref, log_old, alpha):
-    if variant in ("grpo", "dr_grpo"):
+    anchor = reg.get(variant).anchor
+    if anchor == "reference":
         return [(1.0, log_ref)]
-    if variant in ("mirror", "mirror_dr"):
+    if anchor == "previous":
         return [(1.0, log_old)]
     return [(alpha, log_ref), (1.0 - alpha, log_old)]
 
@@ -129,7 +130,7 @@ def run(problem: Problem, s: SGDSettings) -> dict:
     if s.optimizer not in ("sgd", "adam"):
         raise ValueError(f"optimizer must be sgd or adam, got {s.optimizer!r}")
     rng = np.random.default_rng(s.seed)
-    mean_only = s.variant in dyn.MEAN_ONLY
+    mean_only = reg.get(s.variant).mean_only
     q, k = problem.shape
     theta = problem.log_pi_ref.copy()
     m = np.zeros_like(theta)

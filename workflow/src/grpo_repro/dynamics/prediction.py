@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, logit, xlogy
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import finite_group as fg
 from grpo_repro.dynamics import maps as dyn
 
@@ -43,10 +44,8 @@ def orbit_limits(
     """Classify the orbit of h from p0 (default p_ref), broadcasting the inputs (variant: a
     pi_ref-anchored one, grpo or dr_grpo). Returns arrays: kind (str), a, b (fixed point:
     a = b = p*; two_cycle: a < b; not_converged: a = b = p_N)."""
-    if variant not in dyn.REF_ANCHORED:
-        raise ValueError(
-            f"{variant}: no fixed point from p_ref (expected one of {dyn.REF_ANCHORED})"
-        )
+    if reg.get(variant).anchor != "reference":
+        raise ValueError(f"{variant}: no fixed point from p_ref (its KL anchor is not pi_ref)")
     x = dyn.recurrence(
         variant, p_ref, beta, eps, n_iter, p0=p0, return_logits=True, group_size=group_size
     )[-3:]

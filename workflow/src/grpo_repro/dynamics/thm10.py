@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grpo_repro.dynamics import maps as dyn
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import oracle as orc
 
 
@@ -36,7 +36,7 @@ def tv(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
 
 def one_step_targets(problem, log_pi_sgd, variant, beta, eps, alpha=None) -> np.ndarray:
     """T pi~_{n-1} for n = 1..N (N, Q, K): the exact update applied to the parametric iterate."""
-    mean_only = variant in dyn.MEAN_ONLY
+    mean_only = reg.get(variant).mean_only
     out = np.empty((len(log_pi_sgd) - 1,) + problem.shape)
     for n in range(1, len(log_pi_sgd)):
         prev = log_pi_sgd[n - 1]

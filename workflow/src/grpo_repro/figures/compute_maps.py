@@ -1,7 +1,7 @@
 """Data of the figures beyond the paper (stage figures): the fixed-point map of p = h(p) over
 (beta, p_ref) with each orbit's period and Lyapunov exponent (Thm 2), the bifurcation diagram and
 its 2-cycles, the dynamics of every variant (Thm 2, Thm 5, Thm 9, Sec. 5), and the finite group
-size of FORMULAS.md Sec. 8 (issue 21): Omega/Omega_G over p, and p*_G (fixed point of h_G) vs p*
+size of docs/theory.md Sec. 8: Omega/Omega_G over p, and p*_G (fixed point of h_G) vs p*
 reached from p_ref, with Dr. GRPO's closed form logit p*_G = logit p_ref + (1 - 1/G)/beta.
 
 As in grpo_repro.figures.compute: each function takes its keys of the `figures:` configuration
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import finite_group as fg
 from grpo_repro.dynamics import fixed_points as fxp
 from grpo_repro.dynamics import maps as dyn
@@ -161,15 +162,18 @@ def bifurcation(cfg: dict) -> dict:
 
 # ------------------------------------------------------------------------ variant dynamics
 def variant_dynamics(cfg: dict) -> dict:
-    """PoS recurrences of grpo, mirror, dr_grpo, mirror_dr and two-KL (mean+var and mean-only,
-    every alpha; Delta_R = 0, its exact value along iterates started at pi_ref) from the same p_ref."""
+    """PoS recurrences of every variant of the registry (grpo_repro.variants) from the same p_ref:
+    the one-anchor ones, then the two-KL ones at every alpha (Delta_R = 0, its exact value along
+    iterates started at pi_ref)."""
     eps = float(cfg["eps_dynamics"])
     n_iter = int(cfg["n_iter"])
     rows = []
     n = np.arange(n_iter + 1)
+    one_anchor = [v.name for v in reg.VARIANTS if v.anchor != "two_kl"]
+    two_kl = [v.name for v in reg.VARIANTS if v.anchor == "two_kl"]
     for beta in cfg["variant_beta"]:
         for p_ref in cfg["variant_p_ref"]:
-            for v in ("grpo", "mirror", "dr_grpo", "mirror_dr"):
+            for v in one_anchor:
                 rows.append(
                     pd.DataFrame(
                         dict(
@@ -183,7 +187,7 @@ def variant_dynamics(cfg: dict) -> dict:
                         )
                     )
                 )
-            for v in ("two_kl", "two_kl_dr"):
+            for v in two_kl:
                 for a in cfg["two_kl_alpha"]:
                     rows.append(
                         pd.DataFrame(
@@ -203,7 +207,7 @@ def variant_dynamics(cfg: dict) -> dict:
 
 # ------------------------------------------------------------------------ finite group size
 def omega_group(cfg: dict) -> dict:
-    """FORMULAS.md Sec. 8: w+_G, w-_G, Omega_G (groups whitened by their own mean and spread) and
+    """docs/theory.md Sec. 8: w+_G, w-_G, Omega_G (groups whitened by their own mean and spread) and
     eq. (4)'s Omega over p, for every G of omega_g_sizes."""
     eps = float(cfg["eps_dynamics"])
     p = OMEGA_G_P

@@ -9,16 +9,18 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import oracle as orc
 from grpo_repro.dynamics import oracle_sgd as osg
 from grpo_repro.dynamics import thm10
 
 
 def _oracle_runs(cfg: dict):
-    """(variant, alpha) pairs of the oracle: the four one-anchor variants and two-KL per alpha."""
-    runs = [(v, np.nan) for v in ("grpo", "mirror", "dr_grpo", "mirror_dr")]
-    runs += [(v, float(a)) for v in ("two_kl", "two_kl_dr") for a in cfg["two_kl_alpha"]]
-    return runs
+    """(variant, alpha) pairs of the oracle, in registry order (grpo_repro.variants): the one-anchor
+    variants, then the two-KL ones at every alpha."""
+    runs = [(v.name, np.nan) for v in reg.VARIANTS if v.anchor != "two_kl"]
+    two_kl = [v.name for v in reg.VARIANTS if v.anchor == "two_kl"]
+    return runs + [(v, float(a)) for v in two_kl for a in cfg["two_kl_alpha"]]
 
 
 def _delta_r_check(prob, ex, log_pi0, variant, alpha, init) -> dict:
@@ -127,7 +129,7 @@ def oracle_exact(cfg: dict) -> dict:
                     tol=1e-12,
                 ),
             ]
-            if variant.startswith("two_kl"):
+            if reg.get(variant).anchor == "two_kl":
                 checks.append(_delta_r_check(prob, ex, lp0, variant, alpha, init))
     chk = pd.DataFrame(checks)
     chk["passed"] = chk["value"] <= chk["tol"]

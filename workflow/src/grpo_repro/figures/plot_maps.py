@@ -1,6 +1,6 @@
 """Plots beyond the paper: the fixed-point map over (beta, p_ref) (Thm 2-3, 6), the bifurcation
 diagram with every 2-cycle (Thm 6), the PoS recurrences of every variant (Thm 2, 5, 9, Sec. 5) and
-the finite group size of FORMULAS.md Sec. 8 (Omega/Omega_G over p; p*_G vs p* over p_ref).
+the finite group size of docs/theory.md Sec. 8 (Omega/Omega_G over p; p*_G vs p* over p_ref).
 
 Each function reads only CSV files written by grpo_repro.figures.compute_maps and
 writes PNG + PDF through grpo_repro.style; restyling never recomputes data.
@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from grpo_repro import style
+from grpo_repro import variants as reg
 from grpo_repro.style import fmt as _fmt
 
 
@@ -180,17 +181,18 @@ def plot_variant_dynamics(inputs: dict, outputs: list) -> None:
     betas, p_refs = sorted(df.beta.unique()), sorted(df.p_ref.unique())
     fig, axes = style.panel_grid(len(betas), len(p_refs), panel=(3.0, 2.4))
     alphas = sorted(df.alpha.dropna().unique())
+    # the two-KL variants in shades of the mean+std one's colour (mean-only: dotted)
+    two_kl = [r for r in reg.VARIANTS if r.anchor == "two_kl"]
+    two_kl_color = reg.find("two_kl", mean_only=False).color
     for i, beta in enumerate(betas):
         for j, p_ref in enumerate(p_refs):
             ax = axes[i, j]
             d = df[(df.beta == beta) & (df.p_ref == p_ref)]
-            for v in ("grpo", "mirror", "dr_grpo", "mirror_dr"):
+            for v in (r.name for r in reg.VARIANTS if r.anchor != "two_kl"):
                 g = d[d.variant == v]
                 ax.plot(g.n, g.p, color=style.variant_color(v), label=style.variant_label(v))
-            for v, ls in (("two_kl", "-"), ("two_kl_dr", ":")):
-                for c, a in zip(
-                    style.shades(style.variant_color("two_kl"), len(alphas), lo=0.5), alphas
-                ):
+            for v, ls in ((r.name, ":" if r.mean_only else "-") for r in two_kl):
+                for c, a in zip(style.shades(two_kl_color, len(alphas), lo=0.5), alphas):
                     g = d[(d.variant == v) & (d.alpha == a)]
                     ax.plot(
                         g.n,
@@ -235,7 +237,7 @@ def plot_omega_group(inputs: dict, outputs: list) -> None:
     for ax in axes[0]:
         ax.legend(fontsize=6)
     fig.suptitle(
-        "Groups whitened by their own mean and spread (FORMULAS Sec. 8): expected weight "
+        "Groups whitened by their own mean and spread (docs/theory.md Sec. 8): expected weight "
         rf"$\Omega_G$ vs the population $\Omega$, $\epsilon$={_fmt(df.eps.iloc[0])}"
     )
     style.save_figure(fig, *outputs)
@@ -246,9 +248,10 @@ def plot_p_star_group(inputs: dict, outputs: list) -> None:
     style.apply_style()
     betas, sizes = sorted(df.beta.unique()), sorted(df.G.unique())
     fig, axes = style.panel_grid(2, len(betas), panel=(3.0, 2.6))
-    for row, (v, pop, fin) in enumerate(
-        (("grpo", "p_star", "p_star_g"), ("dr_grpo", "p_star_dr", "p_star_dr_g"))
+    for row, (mean_only, pop, fin) in enumerate(
+        ((False, "p_star", "p_star_g"), (True, "p_star_dr", "p_star_dr_g"))
     ):
+        v = reg.find("reference", mean_only).name  # grpo's p*, then Dr. GRPO's
         colors = style.shades(style.variant_color(v), len(sizes), lo=0.4)
         for j, beta in enumerate(betas):
             ax = axes[row, j]

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from grpo_repro import style
+from grpo_repro import variants as reg
 from grpo_repro.style import fmt as _fmt
 
 
@@ -38,7 +39,7 @@ def plot_oracle_exact(inputs: dict, outputs: list) -> None:
             )
             o = h.groupby("n").l1_optimiser.max().dropna().clip(lower=floor)
             axes[0, 1].plot(o.index, o.values, color=color, ls=ls, lw=1)
-            if v.startswith("two_kl") and init == "perturbed":
+            if reg.get(v).anchor == "two_kl" and init == "perturbed":
                 dr = (
                     h[h.kind == "random"]
                     .groupby("n")

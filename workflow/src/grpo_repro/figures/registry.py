@@ -157,7 +157,7 @@ FAMILIES = (
     ),
     Family(
         "omega_group",
-        "FORMULAS.md Sec. 8 (issue 21): expected weights at a finite group size, each group "
+        "docs/theory.md Sec. 8: expected weights at a finite group size, each group "
         "whitened by its own mean and spread: Omega_G and Omega/Omega_G over p for every G.",
         "compute_maps:omega_group",
         {"csv": "omega_group"},
@@ -169,7 +169,7 @@ FAMILIES = (
     ),
     Family(
         "p_star_group",
-        "FORMULAS.md Sec. 8 (issue 21): the fixed point reached from p_ref at a finite group size "
+        "docs/theory.md Sec. 8: the fixed point reached from p_ref at a finite group size "
         "(p*_G of h_G) vs the population p* of h, for GRPO and Dr. GRPO, over p_ref.",
         "compute_maps:p_star_group",
         {"csv": "p_star_group"},

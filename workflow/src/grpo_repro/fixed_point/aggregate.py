@@ -1,5 +1,5 @@
 """The fixed-point test per (run, beta) over seeds and prompts (Thm 2-3 at the population and at
-finite group size; issue 21's aims), from compare.prompt_table's rows.
+finite group size; the study's aims), from compare.prompt_table's rows.
 
 `summary_table`, one row per (run, beta) over the prompts with 0 < p_ref < 1:
   gap_{pred, pred_G, stays, to_one}: mean absolute gap of the plateau to p*, p*_G and the two
@@ -8,7 +8,7 @@ finite group size; issue 21's aims), from compare.prompt_table's rows.
   signed_pred_G: mean (plateau - p*_G) (its sign: the plateau sits above or below p*_G);
   floor_G: the sampling-noise floor, the mean absolute gap an EXACT prediction would show given
   the sample sizes (`noise_floor`); ratio_G: gap_pred_G / the better baseline's gap;
-  aim_G: gap_pred_G <= max(0.03, 1.2 floor_G) and ratio_G < 1/3 (issue 21);
+  aim_G: gap_pred_G <= max(0.03, 1.2 floor_G) and ratio_G < 1/3;
   share_plateau, share_converged (last two / three checkpoints agree), Spearman correlations,
   coverage shares, median beta_eff (h) and beta_eff_G (h_G), mean KLs, mean plateau and p*_G;
   for mean-only variants (dr_grpo) `law_fit`: the regression of logit(plateau) on logit(p_ref)
@@ -23,11 +23,19 @@ from scipy.special import logit
 from scipy.stats import spearmanr
 
 from grpo_repro import stats
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import prediction as pred
 
-AIM_ABS = 0.03  # the aim's absolute gap, and its factor on the noise floor (issue 21)
+AIM_ABS = 0.03  # the aim's absolute gap, and its factor on the noise floor
 AIM_FLOOR = 1.2
 AIM_RATIO = 1 / 3
+
+
+def linear_law(variant: str) -> bool:
+    """Whether Sec. 5's linear law, logit p*_G = logit p_ref + (1 - 1/G)/beta, predicts the variant's
+    plateau: its record anchors on pi_ref with the mean-only advantage (Dr. GRPO)."""
+    v = reg.get(variant)
+    return v.anchor == "reference" and v.mean_only
 
 
 def _matrix(g: pd.DataFrame, values) -> np.ndarray:
@@ -52,9 +60,9 @@ def noise_floor(g: pd.DataFrame, eps: float, n_sim: int = 200, seed: int = 0) ->
     one and its true plateau is p*_G(p_ref); p_ref is re-measured with its sample count, the
     prediction recomputed from it, the plateau re-measured with its own; averaged over n_sim."""
     variant = g["variant"].iloc[0]
-    if variant.startswith("mirror") or g.empty:
+    if g.empty or reg.plateau_base(variant) is None:
         return float("nan")
-    base = "dr_grpo" if variant == "dr_grpo" else "grpo"
+    base = reg.plateau_base(variant).name
     rng = np.random.default_rng(seed)
     n_ref, n_pl = g["ref_samples"].to_numpy(int), g["plateau_samples"].to_numpy(int)
     p_ref_sim = rng.binomial(n_ref, g["p_ref"].to_numpy(), size=(n_sim, len(g))) / n_ref
@@ -162,7 +170,7 @@ def summary_table(
         )
         for col in ("kl", "kl_gibbs", "kl_gibbs_measured", "p_plateau", "p_pred", "p_pred_G"):
             row[f"{col}_mean"] = float(g[col].mean())
-        if row["variant"] in ("dr_grpo",):
+        if linear_law(row["variant"]):
             row.update(law_fit(g, n_boot, seed))
             row["law_intercept_G"] = (1 - 1 / row["G"]) / beta
             row["law_intercept_population"] = 1 / beta

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from grpo_repro import stats
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import prediction as pred
 from grpo_repro.fixed_point.runs import Run
 
@@ -38,12 +39,12 @@ def predict(variant: str, p_ref, beta: float, eps: float, lo, hi, group_size=Non
     kind = np.full(p_ref.shape, "absorbing", dtype=object)
     point, p_lo, p_hi = p_ref.copy(), p_ref.copy(), p_ref.copy()
     inner = (p_ref > 0) & (p_ref < 1)  # boundaries absorbing: h = 0 at p_ref = 0, 1 at p_ref = 1
-    if variant.startswith("mirror"):  # Thm 5: increasing, no interior fixed point, p -> 1
+    base = reg.plateau_base(variant)
+    if base is None:  # pi_{n-1} anchor, Thm 5: increasing, no interior fixed point, p -> 1
         kind[p_ref > 0] = "limit_one"
         point = p_lo = p_hi = np.where(p_ref > 0, 1.0, 0.0)
     elif inner.any():
-        base = "dr_grpo" if variant == "dr_grpo" else "grpo"
-        kw = dict(group_size=group_size, variant=base)
+        kw = dict(group_size=group_size, variant=base.name)
         lim = pred.orbit_limits(p_ref[inner], beta, eps, **kw)
         kind[inner] = lim["kind"]
         point[inner] = np.where(lim["kind"] == "two_cycle", (lim["a"] + lim["b"]) / 2, lim["a"])

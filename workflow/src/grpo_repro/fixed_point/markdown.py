@@ -1,5 +1,5 @@
 """The fixed-point test in words and tables (Thm 2-3 at the population and at finite group size G;
-Sec. 5's linear law for dr_grpo; issue 21's aims), written from aggregate.summary_table only:
+Sec. 5's linear law for dr_grpo; the study's aims), written from aggregate.summary_table only:
 `study_markdown` (results/fixed_point/<study>/summary.md) and `overview` (results/fixed_point/
 summary.md, every study)."""
 
@@ -10,10 +10,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from grpo_repro.fixed_point.aggregate import AIM_ABS, AIM_FLOOR, AIM_RATIO
+from grpo_repro import variants as reg
+from grpo_repro.fixed_point.aggregate import AIM_ABS, AIM_FLOOR, AIM_RATIO, linear_law
 from grpo_repro.fixed_point.runs import LONG
 
-LAW_SLOPE_TOL = 0.1  # issue 21: the dr_grpo slope within 0.1 of 1
+LAW_SLOPE_TOL = 0.1  # the dr_grpo slope within 0.1 of 1
 LAW_INTERCEPT_TOL = 0.15  # and the intercept within 15% of (1 - 1/G)/beta
 
 TITLES = {
@@ -57,8 +58,8 @@ def table(summary: pd.DataFrame) -> list[str]:
 
 
 def verdict(r) -> str:
-    """The aim of issue 21 for one (run, beta), from the numbers only."""
-    if r["variant"].startswith("mirror"):
+    """The study's aim for one (run, beta), from the numbers only."""
+    if reg.plateau_base(r["variant"]) is None:  # the previous-policy anchor
         return (
             f"{r['run']}, beta {r['beta']:g}: no interior fixed point (Thm 5); gap to 1 "
             f"{_f(r['gap_to_one'])}, {_pct(r['share_converged'])} of prompts converged."
@@ -98,12 +99,12 @@ def verdict(r) -> str:
 
 def law_lines(summary: pd.DataFrame) -> list[str]:
     """dr_grpo's linear law, logit p*_G = logit p_ref + (1 - 1/G)/beta, against the fit."""
-    rows = summary[summary["variant"] == "dr_grpo"]
+    rows = summary[summary["variant"].map(linear_law)]
     if rows.empty:
         return []
     out = [
         "",
-        "### dr_grpo: the linear law logit plateau = slope x logit p_ref + intercept",
+        f"### {', '.join(rows['variant'].unique())}: the linear law logit plateau = slope x logit p_ref + intercept",
         "",
         "| run | beta | G | slope | intercept | (1 - 1/G)/beta | 1/beta (population) | "
         "shift at slope 1 | slope within 0.1 of 1 | intercept within 15% (off by) | "
@@ -134,7 +135,8 @@ def law_lines(summary: pd.DataFrame) -> list[str]:
 
 def group_lines(summary: pd.DataFrame) -> list[str]:
     """The plateau ordered by G as p*_G orders it (one beta, grpo)."""
-    rows = summary[summary["variant"] == "grpo"].sort_values("G")
+    grpo = reg.find("reference", mean_only=False).name
+    rows = summary[summary["variant"] == grpo].sort_values("G")
     if rows["G"].nunique() < 2:
         return []
     ordered_pred = rows["p_pred_G_mean"].is_monotonic_increasing
@@ -259,7 +261,7 @@ def overview(studies: dict[str, str]) -> str:
         [
             "# Fixed-point test: measured plateau vs p* and p*_G (Thm 2-3 at finite group size)",
             "",
-            f"Aim (issue 21): p*_G's mean absolute gap <= max({AIM_ABS}, {AIM_FLOOR} x the noise "
+            f"Aim: p*_G's mean absolute gap <= max({AIM_ABS}, {AIM_FLOOR} x the noise "
             f"floor) and under {AIM_RATIO:.2f} of the better baseline at every beta over the seeds; "
             f"dr_grpo's slope within {LAW_SLOPE_TOL} of 1 and intercept within "
             f"{LAW_INTERCEPT_TOL:.0%} of (1 - 1/G)/beta; plateaus ordered by G as p*_G orders them.",

@@ -12,14 +12,13 @@ import numpy as np
 import pandas as pd
 
 from grpo_repro import style
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import prediction as pred
 
+#: a base run's colour, {variant}_{kl}: its variant's (grpo_repro.variants), the k3 runs' second one
 RUN_COLORS = {
-    "grpo_k3_ratio": "#1f77b4",
-    "grpo_k3": "#17becf",
-    "mirror_k3_ratio": "#d62728",
-    "mirror_k3": "#ff9896",
-    "dr_grpo_k3_ratio": "#2ca02c",
+    **{f"{v.name}_k3_ratio": v.color for v in reg.VARIANTS if v.trained},
+    **{f"{v.name}_k3": v.color_k3 for v in reg.VARIANTS if v.trained and v.color_k3},
 }
 #: colours of the other runs (group sizes, factors), in the order of their names
 OTHER_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#ff7f0e", "#aec7e8")
@@ -44,9 +43,10 @@ def draw(inputs: dict, outputs: list, eps: float = 1e-5, **_) -> None:
         lim = pred.orbit_limits(grid, beta, eps)
         ok = lim["kind"] == "fixed_point"
         top.plot(grid[ok], lim["a"][ok], color="k", lw=1.2, label="p*(p_ref), Thm 2")
-        at_beta = prompts[(prompts["beta"] == beta) & ~prompts["variant"].str.startswith("mirror")]
+        has_p_star = prompts["variant"].map(lambda v: reg.plateau_base(v) is not None)
+        at_beta = prompts[(prompts["beta"] == beta) & has_p_star]
         for (run, variant, g_size), _ in at_beta.groupby(["run", "variant", "G"], sort=True):
-            base = "dr_grpo" if variant == "dr_grpo" else "grpo"
+            base = reg.plateau_base(variant).name
             lim = pred.orbit_limits(grid, beta, eps, group_size=int(g_size), variant=base)
             ok = lim["kind"] == "fixed_point"
             top.plot(
@@ -59,7 +59,9 @@ def draw(inputs: dict, outputs: list, eps: float = 1e-5, **_) -> None:
             )
         top.plot([0, 1], [0, 1], color="0.6", ls="--", lw=0.8, label="stays at p_ref")
         top.axhline(1.0, color="0.6", ls=":", lw=0.8, label="goes to 1")
-        for run, g in prompts[prompts["beta"] == beta].groupby("run", sort=True):
+        for (run, variant), g in prompts[prompts["beta"] == beta].groupby(
+            ["run", "variant"], sort=True
+        ):
             c = colors[run]
             s = summary[(summary["run"] == run) & (summary["beta"] == beta)]
             gap = f" (gap to p*_G {s['gap_pred_G'].iloc[0]:.3f})" if len(s) else ""
@@ -75,7 +77,7 @@ def draw(inputs: dict, outputs: list, eps: float = 1e-5, **_) -> None:
                 alpha=0.8,
                 label=f"{run}{gap}",
             )
-            if not run.startswith("mirror"):
+            if reg.plateau_base(variant) is not None:
                 xerr = [g["p_pred_G"] - g["p_pred_G_lo"], g["p_pred_G_hi"] - g["p_pred_G"]]
                 bottom.errorbar(
                     g["p_pred_G"],

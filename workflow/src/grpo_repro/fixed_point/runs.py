@@ -1,4 +1,4 @@
-"""The fixed-point stage's GRPO runs (Thm 2-3 at the population and at finite group size, issue 21)
+"""The fixed-point stage's GRPO runs (Thm 2-3 at the population and at finite group size)
 and their studies: names, settings and evaluation tasks.
 
 A run is (variant, KL estimator, setting, beta, seed) at results/fixed_point/train/<name>,
@@ -22,12 +22,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from grpo_repro import variants as reg
 from grpo_repro.evaluate.tasks import Task
 
 STUDIES = ("main", "groups", "factors")
 SWEPT = "grpo/k3_ratio"  # the run kind of the group-size sweep and of the factors
 LONG = "long"  # the setting of the convergence check's runs (fixed_point.long_steps steps)
-_KIND = re.compile(r"^(grpo|mirror|dr_grpo|mirror_dr)_(k3_ratio|k3)(?:_(G\d+|[a-z][a-z0-9_]*))?$")
+
+
+def variant_re() -> str:
+    """Regex alternation of the trained variants' names (grpo_repro.variants, read at call time)."""
+    return "(" + "|".join(reg.names(trained=True)) + ")"
+
+
+def _kind_re() -> re.Pattern:
+    """{variant}_{kl}[_{setting}] with groups variant, kl, setting."""
+    return re.compile(rf"^{variant_re()}_(k3_ratio|k3)(?:_(G\d+|[a-z][a-z0-9_]*))?$")
 
 
 @dataclass(frozen=True)
@@ -60,7 +70,7 @@ class Run:
 def parse(name: str) -> Run:
     """The Run of a name {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}."""
     kind, beta, seed = name.split("/")
-    m = _KIND.match(kind)
+    m = _kind_re().match(kind)
     if not m:
         raise ValueError(f"not a fixed-point run name: {name!r}")
     variant, kl, setting = m.groups()
@@ -96,9 +106,10 @@ def study_runs(fp: dict, study: str, base_g: int) -> list[Run]:
 
 
 def tabular_variants(fp: dict) -> list[str]:
-    """The variants of fixed_point.runs the tabular control trains (mirror: no interior plateau)."""
+    """The variants of fixed_point.runs the tabular control trains: those with a predicted plateau
+    (grpo_repro.variants.plateau_base; the previous-policy anchor has none, Thm 5)."""
     kinds = [k.split("/")[0] for k in fp["runs"]]
-    return [v for v in dict.fromkeys(kinds) if not v.startswith("mirror")]
+    return [v for v in dict.fromkeys(kinds) if reg.plateau_base(v) is not None]
 
 
 def all_runs(fp: dict, base_g: int) -> list[Run]:

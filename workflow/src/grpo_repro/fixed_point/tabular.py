@@ -1,4 +1,4 @@
-"""The fixed-point test's tabular control (issue 21, mechanism: "a parametric policy shared across
+"""The fixed-point test's tabular control (the mechanism "a parametric policy shared across
 prompts"): the same sampled GRPO update as training (each group of G whitened by its own mean and
 spread, or mean-only for dr_grpo; mu Adam steps on the clipped surrogate; KL(pi || pi_ref), whose
 stationary points are k3_ratio's) on a FREE per-prompt policy: two outcomes, success and failure,

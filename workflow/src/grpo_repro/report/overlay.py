@@ -1,11 +1,13 @@
 """Theory overlay: the probability-of-success recurrence each variant obeys (Sec. 3-5), started at
 every prompt's measured p_ref, beside the measured checkpoints.
 
-Recurrences (logit coordinates x = logit p, grpo_repro.dynamics):
-  grpo      (Thm 2)  x_n = logit p_ref + Omega(p_{n-1})/beta, Omega(p) = 1/sqrt(p(1-p)+eps)
-  mirror    (Thm 5)  x_n = x_{n-1}     + Omega(p_{n-1})/beta        -> p_n -> 1
-  dr_grpo   (Sec. 5) x_n = logit p_ref + 1/beta                     (fixed point after one step)
-  mirror_dr (Sec. 5) x_n = logit p_ref + n/beta                     -> p_n -> 1
+Recurrences (logit coordinates x = logit p, grpo_repro.dynamics), chosen by the variant's record
+in grpo_repro.variants (KL anchor, mean-only or not):
+  pi_ref, mean+std    (grpo, Thm 2)        x_n = logit p_ref + Omega(p_{n-1})/beta,
+                                           Omega(p) = 1/sqrt(p(1-p)+eps)
+  pi_{n-1}, mean+std  (mirror, Thm 5)      x_n = x_{n-1} + Omega(p_{n-1})/beta   -> p_n -> 1
+  pi_ref, mean-only   (Dr. GRPO, Sec. 5)   x_n = logit p_ref + 1/beta  (fixed point after one step)
+  pi_{n-1}, mean-only (Mirror Dr., Sec. 5) x_n = logit p_ref + n/beta            -> p_n -> 1
 beta and eps are the training run's own (results/train/{variant}/run.json, key "config").
 
 Checkpoints are NOT iterations. One iteration of the paper is an exact KL-regularised argmax with
@@ -20,9 +22,9 @@ sampled batches that contained a given training prompt by that step (an upper bo
 of advantage refreshes it received; test prompts are never trained on).
 
 Spearman correlations are computed on predicted logits (rank-equivalent to p, without the
-saturation of p at 1.0 in floating point). For dr_grpo and mirror_dr the prediction is an
+saturation of p at 1.0 in floating point). For the mean-only variants the prediction is an
 increasing function of p_ref, so its rank correlation with the measured final p equals that of
-p_ref itself (column spearman_p_ref, the baseline); grpo and mirror iterates are not monotone in
+p_ref itself (column spearman_p_ref, the baseline); mean+std iterates are not monotone in
 p_ref (Omega = 1/sqrt(p(1-p)+eps) gives rare successes the largest first step); for mirror variants
 the limit is 1 for every interior prompt and only separates p_ref = 0 from the rest.
 """
@@ -36,6 +38,7 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import spearmanr
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import fixed_points as fp
 from grpo_repro.dynamics import maps as dynamics
 from grpo_repro.report.tables import final_rows, select_prompts, with_reference
@@ -60,20 +63,22 @@ def iterates_logit(variant: str, p_ref, beta: float, eps: float, n_iter: int) ->
 def limit_logit(variant: str, p_ref, beta: float, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """(logit of the predicted limit, converged flag) for each p_ref.
 
-    grpo: the unique stable fixed point of h (grpo_repro.fixed_points); otherwise the iterate
-    N_LIMIT from p_ref, flagged unconverged if it still moves (e.g. a 2-cycle). dr_grpo: the
-    fixed point logit p_ref + 1/beta. mirror, mirror_dr: p -> 1 (+inf) for interior p_ref.
-    p_ref = 0 stays 0 and p_ref = 1 stays 1 for every variant.
+    pi_ref anchor, mean+std (grpo): the unique stable fixed point of h (grpo_repro.fixed_points);
+    otherwise the iterate N_LIMIT from p_ref, flagged unconverged if it still moves (e.g. a
+    2-cycle). pi_ref anchor, mean-only (Dr. GRPO): the fixed point logit p_ref + 1/beta.
+    pi_{n-1} anchor (mirror): p -> 1 (+inf) for interior p_ref. p_ref = 0 stays 0 and p_ref = 1
+    stays 1 for every variant.
     """
     p_ref = np.asarray(p_ref, float)
     x_ref = _logit(p_ref)
     out = np.empty_like(p_ref)
     conv = np.ones(p_ref.shape, bool)
-    if variant in ("mirror", "mirror_dr"):
+    v = reg.get(variant)
+    if v.anchor == "previous":
         out[:] = np.where(p_ref > 0, np.inf, -np.inf)
-    elif variant == "dr_grpo":
+    elif v.anchor == "reference" and v.mean_only:
         out[:] = np.where(np.isinf(x_ref), x_ref, x_ref + 1.0 / beta)
-    elif variant == "grpo":
+    elif v.anchor == "reference":
         for u in np.unique(p_ref):
             sel = p_ref == u
             if u in (0.0, 1.0):
@@ -84,7 +89,7 @@ def limit_logit(variant: str, p_ref, beta: float, eps: float) -> tuple[np.ndarra
             if len(pts) == 1 and stable:
                 out[sel] = stable[0].logit_p_star
             else:
-                xs = iterates_logit("grpo", np.array([u]), beta, eps, N_LIMIT)[:, 0]
+                xs = iterates_logit(variant, np.array([u]), beta, eps, N_LIMIT)[:, 0]
                 out[sel] = xs[-1]
                 conv[sel] = abs(xs[-1] - xs[-2]) <= 1e-9 * max(1.0, abs(xs[-1]))
     else:
@@ -104,7 +109,7 @@ def train_params(run_config: dict) -> dict:
 
 
 def note(variant: str, advantage: str) -> str:
-    if advantage == "trl" and variant in ("grpo", "mirror"):
+    if advantage == "trl" and not reg.get(variant).mean_only:  # TRL's std, not eq. (4)
         return (
             "trained with TRL's (r-mean)/(std+1e-4) advantage, not eq. (4): the recurrence with "
             "eps = smoothing_eps is an approximation"

@@ -1,6 +1,6 @@
 """Stage train (Sec. 6): `sft` (the organism's pi_ref), `grpo` (a GRPO run: build_trainer, train),
 `trainer` (PaperGRPOTrainer: TRL's GRPOTrainer with the paper's advantage, eq. 4; imports TRL at
 its top, so it is imported lazily), `fast` (FastGRPOTrainer, train.fast_step) with `shared_logps`,
-`args` (every GRPOConfig field explicit), `variants` (grpo, mirror, dr_grpo, mirror_dr as TRL
+`args` (every GRPOConfig field explicit), `variants` (the records of grpo_repro.variants as TRL
 settings; eq. 4), `checkpoints` (step_N policies, resume), `schedule` (checkpoint steps), `launch`
 (one process or `accelerate launch`)."""

@@ -1,11 +1,15 @@
 """GRPO variants of the paper mapped onto TRL's GRPOConfig (Sec. 3-5, Thm 2, 4-5; Sec. 5 Dr. GRPO).
 
-| variant   | anchor of the KL         | advantage normalisation      | TRL settings                                   |
-|-----------|--------------------------|------------------------------|------------------------------------------------|
-| grpo      | pi_ref (Thm 1-2)         | mean + std (eq. 4)           | scale_rewards group (or the paper's eq. 4)     |
-| mirror    | previous policy (Thm 4-5)| mean + std                   | sync_ref_model, mixup alpha 1, sync every step |
-| dr_grpo   | pi_ref                   | mean only: A = r - p         | scale_rewards none                             |
-| mirror_dr | previous policy          | mean only                    | both of the above                              |
+The variants are the records of grpo_repro.variants; a record's KL anchor and normalisation fix
+its TRL settings (`trl_settings`):
+
+| record field           | value       | TRL settings                                           |
+|------------------------|-------------|--------------------------------------------------------|
+| anchor                 | reference   | KL to pi_ref (Thm 1-2): no reference sync              |
+| anchor                 | previous    | KL to the previous policy (Thm 4-5): sync_ref_model,   |
+|                        |             | mixup alpha 1, sync every step                         |
+| mean_only              | False       | scale_rewards group (or the paper's eq. 4)             |
+| mean_only              | True        | A = r - p (Dr. GRPO): scale_rewards none               |
 
 A variant changes the anchor and the advantage only, as the paper's Sec. 3-5 do. The token
 aggregation of the loss (TRL's loss_type) is the config key train.loss_type, the same for every
@@ -21,38 +25,33 @@ the KL term is exactly 0: mirror only acts with mu > 1.
 
 from __future__ import annotations
 
-VARIANTS = ("grpo", "mirror", "dr_grpo", "mirror_dr")
-
-
-def is_mirror(variant: str) -> bool:
-    return variant in ("mirror", "mirror_dr")
-
-
-def is_mean_only(variant: str) -> bool:
-    return variant in ("dr_grpo", "mirror_dr")
+from grpo_repro import variants as reg
 
 
 def trl_settings(variant: str, advantage: str) -> dict:
-    """GRPOConfig keyword arguments that define `variant` (advantage: 'paper' or 'trl').
+    """GRPOConfig keyword arguments that define `variant` (advantage: 'paper' or 'trl'), from its
+    record in grpo_repro.variants.
 
     `paper_advantage` is not a TRL field: it switches on the eq. (4) rescaling of PaperGRPOTrainer.
     """
-    if variant not in VARIANTS:
+    v = reg.get(variant, key="config key variants")
+    if not v.trained:
         raise ValueError(
-            f"unknown variant '{variant}' (config key variants); known: {', '.join(VARIANTS)}"
+            f"variant '{variant}' is not trained (config key variants); trained: "
+            + ", ".join(reg.names(trained=True))
         )
     if advantage not in ("paper", "trl"):
         raise ValueError(
             f"unknown advantage '{advantage}' (config key train.advantage): paper | trl"
         )
-    mean_only = is_mean_only(variant)
+    sync = v.anchor == "previous"  # the anchor is the policy that sampled the batch
     settings = {
         # mean-only: A = r - mean; the paper's eq. (4) is built from that in PaperGRPOTrainer
-        "scale_rewards": "none" if (mean_only or advantage == "paper") else "group",
-        "sync_ref_model": is_mirror(variant),
-        "ref_model_mixup_alpha": 1.0 if is_mirror(variant) else 0.6,  # 0.6 = TRL default, unused
-        "ref_model_sync_steps": 1 if is_mirror(variant) else 512,  # 512 = TRL default, unused
-        "paper_advantage": advantage == "paper" and not mean_only,
+        "scale_rewards": "none" if (v.mean_only or advantage == "paper") else "group",
+        "sync_ref_model": sync,
+        "ref_model_mixup_alpha": 1.0 if sync else 0.6,  # 0.6 = TRL default, unused
+        "ref_model_sync_steps": 1 if sync else 512,  # 512 = TRL default, unused
+        "paper_advantage": advantage == "paper" and not v.mean_only,
     }
     return settings
 

@@ -1,0 +1,138 @@
+"""The variant registry (grpo_repro.variants): a variant registered in one place reaches the PoS maps,
+the oracle, the fixed points, the trainer's TRL settings, the figures, the report's overlay, the
+fixed-point stage, the colours and the config schema."""
+
+import copy
+
+import numpy as np
+import pytest
+
+from grpo_repro import config as cfg
+from grpo_repro import style
+from grpo_repro import variants as reg
+from grpo_repro.dynamics import fixed_points as fxp
+from grpo_repro.dynamics import maps as dyn
+from grpo_repro.dynamics import oracle as orc
+from grpo_repro.dynamics import oracle_sgd as osg
+from grpo_repro.dynamics import prediction as prd
+from grpo_repro.figures import compute_maps, compute_oracle
+from grpo_repro.fixed_point import compare, runs
+from grpo_repro.report import overlay
+from grpo_repro.train.variants import trl_settings
+
+#: a new variant: KL to pi_ref, mean-only advantage (Dr. GRPO's choices) under another name
+TOY = reg.Variant("toy", "reference", True, "Toy GRPO", "#123456", True)
+#: the registered variant with TOY's choices, whose results TOY must reproduce
+TWIN = "dr_grpo"
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    monkeypatch.setattr(reg, "VARIANTS", (*reg.VARIANTS, TOY))
+    return TOY.name
+
+
+def test_registry_order_and_fields():
+    assert reg.names(trained=True) == ("grpo", "mirror", "dr_grpo", "mirror_dr")
+    assert reg.names()[4:] == ("two_kl", "two_kl_dr")
+    assert [(v.anchor, v.mean_only) for v in reg.VARIANTS[:4]] == [
+        ("reference", False),
+        ("previous", False),
+        ("reference", True),
+        ("previous", True),
+    ]
+    assert reg.get(TWIN).anchor == TOY.anchor and reg.get(TWIN).mean_only == TOY.mean_only
+    assert reg.plateau_base("mirror") is None and reg.plateau_base("dr_grpo").name == "dr_grpo"
+    with pytest.raises(ValueError, match=r"unknown variant 'ppo' \(variants\)"):
+        reg.get("ppo")
+    with pytest.raises(ValueError, match="anchor"):
+        reg.Variant("bad", "nowhere", False, "Bad", "#000001", False)
+
+
+def test_unregistered_name_is_refused_everywhere():
+    with pytest.raises(ValueError, match="unknown variant 'toy'"):
+        dyn.recurrence("toy", 0.3, 1.0, 1e-5, 3)
+    with pytest.raises(ValueError, match="unknown variant 'toy'"):
+        trl_settings("toy", "paper")
+    with pytest.raises(KeyError, match="no colour"):
+        style.variant_color("toy")
+
+
+def test_maps_oracle_and_fixed_points_pick_it_up(toy):
+    p_ref, beta, eps = np.array([0.05, 0.3, 0.8]), 2.0, 1e-5
+    got = dyn.recurrence(toy, p_ref, beta, eps, 5)
+    assert np.array_equal(got, dyn.recurrence(TWIN, p_ref, beta, eps, 5))
+    assert not np.allclose(got, dyn.recurrence("grpo", p_ref, beta, eps, 5))
+    prob = orc.make_problem(4, 5, seed=0)
+    ex, tw = (
+        orc.exact_iterations(prob, toy, beta, eps, 4),
+        orc.exact_iterations(prob, TWIN, beta, eps, 4),
+    )
+    assert np.array_equal(ex["log_pi"], tw["log_pi"])
+    opt = orc.optimiser_iterations(prob, toy, beta, eps, 2)
+    assert np.array_equal(opt, orc.optimiser_iterations(prob, TWIN, beta, eps, 2))
+    sgd = [osg.run(prob, osg.SGDSettings(variant=v, beta=beta, n_iter=3)) for v in (toy, TWIN)]
+    assert np.array_equal(sgd[0]["log_pi"], sgd[1]["log_pi"])
+    fp = fxp.variant_fixed_points(toy, beta, 0.3, eps)
+    assert fp == fxp.variant_fixed_points(TWIN, beta, 0.3, eps)
+    assert fp[0].p_star == pytest.approx(1 / (1 + np.exp(-(np.log(0.3 / 0.7) + 1 / beta))))
+    lim = prd.orbit_limits(p_ref, beta, eps, variant=toy)
+    assert np.array_equal(lim["a"], prd.orbit_limits(p_ref, beta, eps, variant=TWIN)["a"])
+
+
+def test_trainer_settings_come_from_the_record(toy):
+    for advantage in ("paper", "trl"):
+        assert trl_settings(toy, advantage) == trl_settings(TWIN, advantage)
+    assert trl_settings(toy, "trl")["scale_rewards"] == "none"
+    assert trl_settings("mirror", "trl")["sync_ref_model"] is True
+    assert trl_settings(toy, "trl")["sync_ref_model"] is False
+    with pytest.raises(ValueError, match="not trained"):
+        trl_settings("two_kl", "paper")
+
+
+def test_figures_report_and_fixed_point_stage_pick_it_up(toy, default_config):
+    fig = default_config["figures"]
+    dyn_df = compute_maps.variant_dynamics({**fig, "variant_beta": [2.0], "variant_p_ref": [0.3]})[
+        "csv"
+    ]
+    assert list(dyn_df.variant.unique()[:5]) == ["grpo", "mirror", "dr_grpo", "mirror_dr", toy]
+    a, b = (dyn_df[dyn_df.variant == v].p.to_numpy() for v in (toy, TWIN))
+    assert np.array_equal(a, b)
+    assert (toy, True) in [(v, np.isnan(al)) for v, al in compute_oracle._oracle_runs(fig)]
+    assert style.variant_color(toy) == TOY.color and style.variant_label(toy) == TOY.label
+    p_ref = np.array([0.0, 0.2, 0.6])
+    got, want = (
+        overlay.limit_logit(toy, p_ref, 2.0, 1e-5),
+        overlay.limit_logit(TWIN, p_ref, 2.0, 1e-5),
+    )
+    assert np.array_equal(got[0], want[0])
+    run = runs.parse(f"{toy}_k3_ratio_G4/beta_2/seed_1")
+    assert (run.variant, run.kl, run.setting) == (toy, "k3_ratio", "G4")
+    pt = compare.predict(toy, p_ref, 2.0, 1e-5, p_ref, p_ref)
+    assert pt.equals(compare.predict(TWIN, p_ref, 2.0, 1e-5, p_ref, p_ref))
+    assert runs.tabular_variants({"runs": [f"{toy}/k3", "mirror/k3"]}) == [toy]
+
+
+def test_schema_accepts_a_registered_variant_and_names_the_key(toy, default_config):
+    good = copy.deepcopy(default_config)
+    good["variants"] = ["grpo", toy]
+    good["fixed_point"]["runs"] = [f"{toy}/k3_ratio"]
+    assert cfg.schema_errors(good) == []
+    bad = copy.deepcopy(default_config)
+    bad["variants"] = ["grpo", "ppo"]
+    errors = cfg.schema_errors(bad)
+    assert [k for k, _ in errors] == [["variants", 1]] and toy in errors[0][1]
+    with pytest.raises(cfg.ConfigError, match=r"config key 'variants\[1\]'"):
+        cfg.check(bad)
+    bad = copy.deepcopy(default_config)
+    bad["fixed_point"]["runs"] = ["ppo/k3"]
+    assert [k for k, _ in cfg.schema_errors(bad)] == [["fixed_point", "runs", 0]]
+
+
+def test_schema_without_the_record_refuses_it(default_config):
+    schema = cfg.load_schema()
+    assert schema["$defs"]["variant"]["enum"] == list(reg.names(trained=True))
+    assert "toy" not in schema["$defs"]["fp_kind"]["pattern"]
+    bad = copy.deepcopy(default_config)
+    bad["variants"] = ["toy"]
+    assert [k for k, _ in cfg.schema_errors(bad)] == [["variants", 0]]

@@ -1,0 +1,86 @@
+"""The GRPO variants of the paper, one record each (Sec. 3-5: Thm 1-2, 4-5, Sec. 5, Lemma 2, Thm 9).
+
+A variant is fixed by two choices (docs/theory.md Sec. 2-3):
+
+* its KL anchor: `reference` pi_ref (grpo, Thm 1-2), `previous` pi_{n-1}, the policy that sampled
+  the batch (mirror, Thm 4-5), or `two_kl` both, beta [alpha KL(pi || pi_ref) + (1 - alpha)
+  KL(pi || pi_{n-1})], whose minimiser is the Gibbs tilt of the geometric mean
+  pi_ref^alpha pi_{n-1}^(1-alpha) (Lemma 2, Thm 9); alpha is the caller's (a sweep, a config key);
+* its advantage: mean + std, eq. (4), or mean only, A = r - p (Dr. GRPO, Sec. 5).
+
+Every stage reads this module: the PoS maps, the oracle and the fixed points (grpo_repro.dynamics),
+the trainer (grpo_repro.train.variants.trl_settings), the figures, the report's overlay, the
+fixed-point stage, style's colours and labels, and the config schema's variant names
+(grpo_repro.config.load_schema). A new variant is one more record in VARIANTS; lookups read
+VARIANTS at call time, so a test may extend it. Order matters: output files list the variants in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ANCHORS = ("reference", "previous", "two_kl")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    anchor: str  # one of ANCHORS
+    mean_only: bool  # A = r - p (Dr. GRPO) instead of eq. (4)'s (r - p)/sqrt(p(1-p)+eps)
+    label: str  # display name of plots and the report
+    color: str  # its colour in every figure
+    trained: bool  # the trainer implements it: a value of the config key `variants`
+    color_k3: str | None = None  # its fixed-point runs with plain k3 (fixed_point.plots), if any
+
+    def __post_init__(self):
+        if self.anchor not in ANCHORS:
+            raise ValueError(f"variant {self.name}: anchor {self.anchor!r} not one of {ANCHORS}")
+
+    def kl_weights(self, alpha: float | None = None) -> tuple[float, float]:
+        """(weight of KL(pi || pi_ref), weight of KL(pi || pi_{n-1})) of beta's KL term."""
+        if self.anchor == "reference":
+            return 1.0, 0.0
+        if self.anchor == "previous":
+            return 0.0, 1.0
+        if alpha is None or not 0 < alpha < 1:
+            raise ValueError("two-KL variants need alpha in (0, 1)")
+        return float(alpha), 1.0 - float(alpha)
+
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant("grpo", "reference", False, "GRPO", "#1f77b4", True, "#17becf"),  # blue
+    Variant("mirror", "previous", False, "Mirror GRPO", "#d62728", True, "#ff9896"),  # red
+    Variant("dr_grpo", "reference", True, "Dr. GRPO", "#2ca02c", True),  # green
+    Variant("mirror_dr", "previous", True, "Mirror Dr. GRPO", "#ff7f0e", True),  # orange
+    Variant("two_kl", "two_kl", False, "two-KL GRPO", "#9467bd", False),  # purple
+    Variant("two_kl_dr", "two_kl", True, "two-KL Dr. GRPO", "#8c564b", False),  # brown
+)
+
+
+def names(trained: bool = False) -> tuple[str, ...]:
+    """Names of the variants in registry order (trained: only those the trainer implements)."""
+    return tuple(v.name for v in VARIANTS if v.trained or not trained)
+
+
+def get(name: str, key: str = "variants") -> Variant:
+    """The record of `name`; an unknown name raises ValueError naming `key` and the known names."""
+    for v in VARIANTS:
+        if v.name == name:
+            return v
+    raise ValueError(f"unknown variant {name!r} ({key}); known: {', '.join(names())}")
+
+
+def find(anchor: str, mean_only: bool) -> Variant:
+    """The first variant with this anchor and normalisation (e.g. the plain one of a family)."""
+    for v in VARIANTS:
+        if v.anchor == anchor and v.mean_only == mean_only:
+            return v
+    raise ValueError(f"no variant with anchor {anchor!r} and mean_only={mean_only}")
+
+
+def plateau_base(name: str) -> Variant | None:
+    """The reference-anchored variant whose fixed points p*, p*_G predict the plateau of `name`'s
+    training run (same normalisation); None for the previous-policy anchor (no interior fixed
+    point, p_n -> 1, Thm 5)."""
+    v = get(name)
+    return None if v.anchor == "previous" else find("reference", v.mean_only)
