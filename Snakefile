@@ -3,7 +3,8 @@
 Stages, one rule file and one package subpackage each (README "Layout"): theory (sympy checks of
 Sec. 2-5) -> figures (Fig 1, 2, 4, 5 and beyond) -> data (prompt sets) -> train (pi_ref, TRL GRPO,
 Sec. 6) -> evaluate (50 samples per question) -> report (trajectories, amplification, summary).
-Default: `snakemake -c2` (CPU, offline, minutes). Paper: `--configfile config/paper.yaml`.
+Default: `snakemake -c2` (CPU, offline, minutes). Paper: `--configfile config/paper.yaml`; smoke test:
+`--configfile config/paper.yaml config/smoke.yaml` (overlays, merged over config/config.yaml in order).
 """
 
 from snakemake.exceptions import WorkflowError

@@ -15,9 +15,78 @@ def base():
     return cfg.load_yaml(DEFAULT)
 
 
-@pytest.mark.parametrize("path", [DEFAULT, PAPER, SMOKE])
-def test_shipped_configs_are_valid(path):
-    cfg.load(path)
+RUNS = {"default": [DEFAULT], "paper": [PAPER], "smoke": [PAPER, SMOKE]}  # --configfile of each run
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_shipped_configs_are_valid(run):
+    cfg.load(*RUNS[run])
+
+
+def flat(config, path=()):
+    """{key path: value} of the leaves of a configuration (a mapping is not a leaf)."""
+    out = {}
+    for k, v in config.items():
+        out.update(flat(v, (*path, k)) if isinstance(v, dict) and v else {(*path, k): v})
+    return out
+
+
+@pytest.mark.parametrize("overlay,base", [(PAPER, [DEFAULT]), (SMOKE, [PAPER])])
+def test_overlays_hold_only_what_they_change(overlay, base):
+    """paper.yaml sets only keys whose value differs from config/config.yaml's, smoke.yaml only
+    keys that differ from paper.yaml's resolved configuration: one place per setting."""
+    resolved = flat(cfg.load(*base))
+    same = [k for k, v in flat(cfg.load_yaml(overlay)).items() if resolved.get(k, object()) == v]
+    assert same == [], f"{overlay.name} repeats its base's values: {same}"
+    assert len(overlay.read_text().splitlines()) <= 90
+
+
+def test_overlays_merge_as_snakemake_merges_them():
+    """load(A, B) is Snakemake's configuration for `--configfile A B` (snakemake.utils.update_config:
+    config/config.yaml updated with A, then B; mappings key by key, lists replaced)."""
+    from snakemake.common.configfile import load_configfile
+    from snakemake.utils import update_config
+
+    for files in RUNS.values():
+        over = {}
+        for f in files:
+            update_config(over, load_configfile(str(f)))
+        expected = load_configfile(str(DEFAULT))
+        update_config(expected, over)
+        assert cfg.load(*files) == expected
+    smoke = cfg.load(PAPER, SMOKE)
+    assert smoke["eval"]["temperatures"] == [1.0, 0]  # smoke's list replaces paper's
+    assert smoke["train"]["kl_estimator"] == "k3" and smoke["train"]["beta"] == 0.1  # kept
+    assert cfg.compose([DEFAULT, PAPER]) == [cfg.DEFAULT_FILE, PAPER]  # the default once
+
+
+def test_smoke_without_its_base_is_refused():
+    """config/smoke.yaml alone (over config/config.yaml's organism) names its first data path,
+    file and line, and the composed command."""
+    line = next(i for i, s in enumerate(SMOKE.read_text().splitlines(), 1) if "train_path" in s)
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.load(SMOKE)
+    msg = str(err.value)
+    assert f"config key 'data.train_path' ({SMOKE}:{line}):" in msg
+    assert "--configfile config/paper.yaml config/smoke.yaml" in msg
+
+
+@pytest.mark.parametrize("old,new", [(k, v) for k, v in cfg.RENAMED_KEYS.items()])
+def test_renamed_data_keys_are_refused_naming_the_new_one(tmp_path, old, new):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(f"seed: 0\n{old[0]}:\n  {old[1]}: workflow/resources/gsm8k/train.jsonl\n")
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.load(PAPER, mine)
+    assert f"config key '{'.'.join(old)}' ({mine}:3): was renamed: use {new}" in str(err.value)
+
+
+def test_an_overlays_bad_value_names_its_file_and_line(tmp_path):
+    """A bad value in any of the composed files names that file and line."""
+    bad = tmp_path / "paper.yaml"
+    bad.write_text(PAPER.read_text().replace("  num_iterations: 10 ", "  num_iterations: 0  "))
+    line = next(i for i, s in enumerate(bad.read_text().splitlines(), 1) if "iterations: 0" in s)
+    with pytest.raises(cfg.ConfigError, match=rf"'train.num_iterations' \({bad}:{line}\)"):
+        cfg.load(bad, SMOKE)
 
 
 def test_every_key_has_a_comment():
@@ -117,7 +186,7 @@ def test_gsm8k_with_a_built_model_needs_the_bpe_tokenizer():
 
 def test_smoke_config_has_the_papers_shape():
     """config/smoke.yaml: the paper's GRPO settings, prompt and data source at toy size."""
-    smoke, paper = cfg.load(SMOKE), cfg.load(PAPER)
+    smoke, paper = cfg.load(PAPER, SMOKE), cfg.load(PAPER)
     for key in ("beta", "clip_eps", "advantage", "num_iterations", "num_generations"):
         assert smoke["train"][key] == paper["train"][key], key
     for key in ("max_completion_length", "temperature", "on_pool", "smoothing_eps", "lr_schedule"):
@@ -129,7 +198,7 @@ def test_smoke_config_has_the_papers_shape():
     assert smoke["eval"]["dtype"] == paper["eval"]["dtype"]
     assert smoke["data"]["source"] == "gsm8k" and smoke["model"]["name_or_path"] is None
     assert smoke["organism"]["tokenizer"] == "bpe" and smoke["organism"]["sft_steps"] == 0
-    assert smoke["data"]["gsm8k_train_path"] == "workflow/resources/gsm8k/train.jsonl"
+    assert smoke["data"]["train_path"] == "workflow/resources/gsm8k/train.jsonl"
     assert 2 <= smoke["eval"]["samples"] <= 4 and smoke["train"]["devices"] == 1
     assert smoke["train"]["grad_accum"] > 1  # a sampled batch spans accumulation steps
     assert "~0" in SMOKE.read_text()  # says its success rates are ~0
@@ -183,7 +252,7 @@ LAYOUTS = [  # paper.yaml's train section with these keys: (update, None = valid
 
 @pytest.mark.parametrize("update,error", LAYOUTS, ids=[repr(u) for u, _ in LAYOUTS])
 def test_batch_layout_of_both_vllm_modes(update, error):
-    config = cfg.load_yaml(PAPER)
+    config = cfg.load(PAPER)
     config["train"].update(update)
     if error is None:
         cfg.check(config)
@@ -197,9 +266,9 @@ def test_vllm_mode_error_names_the_users_file(tmp_path):
     """paper.yaml's vllm_mode server with the user's use_vllm false: the user's file and line."""
     mine = tmp_path / "mine.yaml"
     mine.write_text("train:\n  use_vllm: false\n")
-    config = cfg.merge(cfg.load_yaml(PAPER), cfg.load_yaml(mine))
+    config = cfg.merge(cfg.load(PAPER), cfg.load_yaml(mine))
     with pytest.raises(cfg.ConfigError) as err:
-        cfg.check(config, [PAPER, mine])
+        cfg.check(config, [DEFAULT, PAPER, mine])
     assert f"'train.vllm_mode' ({mine}:2, train.use_vllm)" in str(err.value)
 
 
@@ -265,7 +334,7 @@ def test_stage_provenance(tmp_path, default_config):
     assert json.loads((tmp_path / "train" / "PROVENANCE.json").read_text())["files"] == {}
 
 
-# ---------------------------------------------------------------- issue 24: messages naming the culprit
+# ---------------------------------------------------------------- messages naming the culprit
 def test_yaml_syntax_error_names_file_and_line(tmp_path):
     bad = tmp_path / "mine.yaml"
     bad.write_text("train:\n  beta: 0.1\n  seeds: [0, 1\n")
@@ -315,7 +384,7 @@ def test_run_settings_leave_out_seeds_and_speed_only_keys():
 
 def test_snakemake_names_the_users_file_for_the_tokenizer(tmp_path):
     """The Snakefile's config/config.yaml comes last in workflow.configfiles but is overridden by
-    --configfile files: the error names the user's file (issue 24: it named config.yaml:104)."""
+    --configfile files: the error names the user's file (it named config.yaml:104)."""
     mine = tmp_path / "mine.yaml"
     mine.write_text("data:\n  source: gsm8k\n")
     res = snakemake(["-n", "--configfile", str(mine)], ROOT, timeout=120)

@@ -24,7 +24,9 @@ def test_conda_env_builds_from_a_copy_and_matches_its_requirements(kind, tmp_pat
     env = yaml.safe_load(copy.read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     for entry in pip:
-        assert not entry.startswith(("-r", "-e", "-c", ".", "/")), f"{kind}.yaml names a file: {entry}"
+        assert not entry.startswith(("-r", "-e", "-c", ".", "/")), (
+            f"{kind}.yaml names a file: {entry}"
+        )
     assert pip == requirements(ROOT / "envs" / f"{kind}.txt")
 
 

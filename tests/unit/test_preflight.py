@@ -175,7 +175,7 @@ def test_unreachable_hub_model_names_the_key(gpu, hub):
     msg = str(err.value)
     assert "config key 'model.name_or_path'" in msg and "Qwen/Qwen2.5-0.5B-Instruct" in msg
     assert "huggingface-cli download" in msg and "ConnectionError" in msg
-    assert "config key 'data.gsm8k_train_path'" in msg and "openai/gsm8k" in msg
+    assert "config key 'data.train_path'" in msg and "openai/gsm8k" in msg
 
 
 def test_hub_not_asked_for_cached_local_or_offline(gpu, hub, monkeypatch, tmp_path, vllm_here):
@@ -183,7 +183,7 @@ def test_hub_not_asked_for_cached_local_or_offline(gpu, hub, monkeypatch, tmp_pa
 
     hub.fail = ConnectionError("unreachable")
     config = paper()
-    config["data"].update(gsm8k_train_path="a.jsonl", gsm8k_test_path="b.jsonl")
+    config["data"].update(train_path="a.jsonl", test_path="b.jsonl")
     monkeypatch.setattr(huggingface_hub, "try_to_load_from_cache", lambda *a, **k: "/cache/x")
     check_at_start(config, local=True)  # cached model, local data: the hub is not needed
     config["model"]["name_or_path"] = str(tmp_path)
@@ -196,8 +196,8 @@ def test_hub_not_asked_for_cached_local_or_offline(gpu, hub, monkeypatch, tmp_pa
 
 def test_smoke_and_default_configs_need_nothing(no_gpu, hub):
     hub.fail = ConnectionError("unreachable")
-    for path in (SMOKE, ROOT / "config" / "config.yaml"):
-        check_at_start(cfg.load(path), local=True)
+    for files in ([PAPER, SMOKE], [ROOT / "config" / "config.yaml"]):
+        check_at_start(cfg.load(*files), local=True)
     assert hub.asked == []
 
 

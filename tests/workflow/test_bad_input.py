@@ -88,13 +88,13 @@ def test_matrix_covers_the_numeric_keys():
 
 def test_missing_data_file_named(tmp_path):
     config = copy.deepcopy(DEFAULT)
-    config["data"].update(source="gsm8k", gsm8k_train_path=str(tmp_path / "nope.jsonl"))
+    config["data"].update(source="gsm8k", train_path=str(tmp_path / "nope.jsonl"))
     config["model"]["name_or_path"] = str(tmp_path)
-    with pytest.raises(ValueError, match=r"data.gsm8k_train_path.*nope.jsonl does not exist"):
+    with pytest.raises(ValueError, match=r"data.train_path.*nope.jsonl does not exist"):
         check_sources(config)
     (tmp_path / "empty.jsonl").write_text("")
-    config["data"]["gsm8k_train_path"] = str(tmp_path / "empty.jsonl")
-    with pytest.raises(ValueError, match=r"data.gsm8k_train_path.*is empty"):
+    config["data"]["train_path"] = str(tmp_path / "empty.jsonl")
+    with pytest.raises(ValueError, match=r"data.train_path.*is empty"):
         check_sources(config)
 
 
@@ -144,20 +144,27 @@ def test_workflow_stops_on_missing_model_path(tmp_path):
 def test_hub_dataset_unreachable_stops_the_workflow_at_load(tmp_path):
     """A built model (nothing of its own to download) with GSM8K from the hub: the workflow no
     longer sets HF_HUB_OFFLINE for it, and an unreachable, uncached hub dataset stops the run
-    when it loads, naming the key, before any job (issue 24: found only in data_prepare)."""
+    when it loads, naming the key, before any job (found only in data_prepare)."""
     import os
 
     from tests.helpers import copy_workflow, job_counts, snakemake
 
     wd = copy_workflow(tmp_path / "wf")
-    (wd / "config" / "mine.yaml").write_text("data:\n  gsm8k_train_path: null\n")
+    (wd / "config" / "mine.yaml").write_text("data:\n  train_path: null\n")
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
     env.update(HF_HOME=str(tmp_path / "hf"), HF_DATASETS_OFFLINE="0")
     res = snakemake(
-        ["-c1", "data_prepare", "--configfile", "config/smoke.yaml", "config/mine.yaml"],
+        [
+            "-c1",
+            "data_prepare",
+            "--configfile",
+            "config/paper.yaml",
+            "config/smoke.yaml",
+            "config/mine.yaml",
+        ],
         wd,
         env,
         timeout=300,
     )
-    assert res.returncode != 0 and "config key 'data.gsm8k_train_path' is null" in res.log
+    assert res.returncode != 0 and "config key 'data.train_path' is null" in res.log
     assert not job_counts(res.log) and not (wd / "results").exists()

@@ -32,8 +32,9 @@ def test_paper_graph(monkeypatch):
 
 
 def test_smoke_graph():
-    """config/smoke.yaml: the paper's graph (GSM8K, no hub) plus the built model's pi_ref."""
-    counts = job_counts(dry_run("--configfile", "config/smoke.yaml"))
+    """config/smoke.yaml over config/paper.yaml: the paper's graph (GSM8K, no hub) plus the built
+    model's pi_ref."""
+    counts = job_counts(dry_run("--configfile", "config/paper.yaml", "config/smoke.yaml"))
     assert counts["train_reference"] == 1 and counts["train_grpo"] == 4
     assert counts["evaluate_reference"] == 1 and counts["evaluate_run"] == 4  # one job per run
     assert counts["report_summary"] == 1

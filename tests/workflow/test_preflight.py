@@ -21,7 +21,7 @@ def run(work, *args, path_prefix=None):
 def test_local_run_stops_at_start_naming_the_key(tmp_path):
     work = copy_workflow(tmp_path / "wf")
     (work / "bf16.yaml").write_text("train: {bf16: true}\n")
-    config = ["--configfile", "config/smoke.yaml", "bf16.yaml"]
+    config = ["--configfile", "config/paper.yaml", "config/smoke.yaml", "bf16.yaml"]
     rc, out = run(work, "-n", *config)
     assert rc == 0, out  # a dry run only builds the graph
     rc, out = run(work, "-c1", *config)
@@ -50,6 +50,7 @@ def test_cluster_executor_defers_the_device_to_the_jobs(tmp_path):
         "--seconds-between-status-checks",
         "1",
         "--configfile",
+        "config/paper.yaml",
         "config/smoke.yaml",
         "bf16.yaml",
         path_prefix=fake,

@@ -1,7 +1,8 @@
-"""Slow check (pytest -m slow): nothing finished is lost, nothing stale is used (issue 24).
+"""Slow check (pytest -m slow): nothing finished is lost, nothing stale is used.
 
-One finished run of the smoke configuration (config/smoke.yaml: the shipped 64-problem GSM8K
-excerpt, the paper's code path, the smallest whole graph whose data comes from files), then:
+One finished run of the smoke configuration (config/smoke.yaml over config/paper.yaml: the shipped
+64-problem GSM8K excerpt, the paper's code path, the smallest whole graph whose data comes from
+files), then:
   - one bad data edit (data.n_test: 100 > the 64 problems of the test file) stops the workflow when
     it loads, naming the key, file and line; results/data/ is untouched;
   - the edit reverted: "Nothing to be done" (no training, no evaluation reruns);
@@ -18,16 +19,15 @@ import os
 import pytest
 import yaml
 
+from grpo_repro.config import load
 from tests.helpers import copy_workflow, job_counts, snakemake
 
-SMOKE = "config/smoke.yaml"
+SMOKE = ["config/paper.yaml", "config/smoke.yaml"]  # the smoke run: an overlay of the paper's
 
 
 def _run(wd, *args, timeout=3000):
     env = {**os.environ, "PYTHONPATH": str(wd / "workflow" / "src")}
-    return snakemake(
-        [*args, "--configfile", "config/config.yaml", SMOKE, "config/edit.yaml"], wd, env, timeout
-    )
+    return snakemake([*args, "--configfile", *SMOKE, "config/edit.yaml"], wd, env, timeout)
 
 
 def _stamps(wd):
@@ -64,7 +64,7 @@ def test_bad_data_edit_then_revert_reruns_nothing(tmp_path):
     speed = _run(wd, "-n")
     assert speed.returncode == 0 and "Nothing to be done" in speed.log, speed.log[-3000:]
 
-    cfg = yaml.safe_load((wd / SMOKE).read_text())
+    cfg = load(*(wd / f for f in SMOKE))
     edit.write_text(yaml.safe_dump({"train": {"seeds": [*cfg["train"]["seeds"], 7]}}))
     more = _run(wd, "-n")
     assert more.returncode == 0, more.log[-3000:]
@@ -72,7 +72,7 @@ def test_bad_data_edit_then_revert_reruns_nothing(tmp_path):
     assert "train_reference" not in job_counts(more.log)
 
     edit.write_text("{}\n")  # a gold answer edited in the local GSM8K file: the prompts are redone
-    data = wd / cfg["data"]["gsm8k_train_path"]
+    data = wd / cfg["data"]["train_path"]
     first_line, rest = data.read_text().split("\n", 1)
     record = json.loads(first_line)
     record["answer"] = record["answer"].rsplit("####", 1)[0] + "#### 123456"

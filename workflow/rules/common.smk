@@ -22,6 +22,7 @@ from grpo_repro.report.tables import eval_entries
 from grpo_repro.report.temperature import entries as temperature_entries
 from grpo_repro.data.sets import check_sources
 from grpo_repro.data.sizes import check_sizes, n_epoch_prompts
+from grpo_repro.data.sources import source as data_source
 from grpo_repro.evaluate import tasks as ev_tasks
 from grpo_repro.fixed_point import runs as fp_runs
 from grpo_repro.gpus import job_gpus
@@ -33,7 +34,8 @@ try:
     cfg.check(config, CONFIG_FILES)
 except cfg.ConfigError as err:
     raise WorkflowError(str(err)) from None
-validate(config, str(cfg.SCHEMA_PATH))
+with cfg.schema_file() as schema:  # the schema with the variant names of grpo_repro.variants
+    validate(config, schema)
 # a dry run only builds the graph: it does not need the hub model in the cache
 DRYRUN = any(
     a in ("--dry-run", "--dryrun") or (a.startswith("-") and not a.startswith("--") and "n" in a)
@@ -53,10 +55,8 @@ RESULTS = "results"
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"  # Snakemake benchmark files: wall time and memory of every job
 ORGANISM = config["model"]["name_or_path"] is None
-HUB_DATA = config["data"]["source"] == "gsm8k" and None in (
-    config["data"]["gsm8k_train_path"],
-    config["data"]["gsm8k_test_path"],
-)
+DATA_SOURCE = data_source(config)  # grpo_repro.data.sources.SOURCES[data.source]
+HUB_DATA = DATA_SOURCE.hub_id(config["data"]) is not None  # a split read from the hub
 if ORGANISM and not HUB_DATA:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing to download: avoid ~25 s of hub retries
 REF_MODEL = f"{RESULTS}/train/ref/model" if ORGANISM else config["model"]["name_or_path"]
@@ -94,6 +94,10 @@ REPORT_COMPUTE = [  # the report stage's compute rules (plot rules come from PLO
     "report_summary",
 ] + (["report_temperature"] if TEMP_ENTRIES else [])
 REPORT_PLOTS = active_plots(PLOTS, {"temperatures"} if TEMP_ENTRIES else set())
+# the landing page's picture: success against the sampling temperature (none without temperatures)
+LANDING_PICTURE = next(
+    (f"{REPORT}/{p.figures[0][0]}.png" for p in REPORT_PLOTS if p.name == "temperature"), []
+)
 
 
 wildcard_constraints:
@@ -157,12 +161,10 @@ def data_outputs(root=RESULTS):
 
 
 def data_inputs():
-    """The local GSM8K files data_prepare reads: an edited file reruns it."""
-    data = config["data"]
-    if data["source"] != "gsm8k":
-        return {}
-    paths = {s: data[f"gsm8k_{s}_path"] for s in ("train", "test")}
-    return {f"gsm8k_{s}": p for s, p in paths.items() if p is not None}
+    """The local files of the data source that data_prepare reads (Source.paths, keyed by their
+    config keys): an edited file reruns it."""
+    paths = DATA_SOURCE.paths(config["data"])
+    return {DATA_SOURCE.path_keys[s]: p for s, p in paths.items() if p is not None}
 
 
 def data_targets():

@@ -15,6 +15,7 @@ from grpo_repro.reward import is_correct
 from tests.helpers import ROOT
 
 EXCERPT = ROOT / "workflow" / "resources" / "gsm8k"
+PAPER = ROOT / "config" / "paper.yaml"
 SMOKE = ROOT / "config" / "smoke.yaml"
 
 
@@ -64,7 +65,7 @@ def prepared(tmp_path_factory):
     """data_prepare on config/smoke.yaml (run from the repository root: its paths are relative)."""
     import os
 
-    config = cfg.load(SMOKE)
+    config = cfg.load(PAPER, SMOKE)
     out = tmp_path_factory.mktemp("smoke_data")
     names = ("train", "test", "pool", "sft")  # a built model has SFT data (the training split)
     paths = {k: out / f"{k}.jsonl" for k in names}

@@ -173,7 +173,7 @@ def test_hub_offline_raises_data_error_naming_config_key(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert "DATAERROR" in out.stdout, out.stdout + out.stderr
-    assert "data.gsm8k_test_path" in out.stdout
+    assert "data.test_path" in out.stdout
     assert '"question"' in out.stdout and "####" in out.stdout  # the JSONL format
 
 
@@ -184,7 +184,7 @@ def test_hub_connection_error_raises_data_error(monkeypatch):
         raise ConnectionError("Couldn't reach 'openai/gsm8k' on the Hub")
 
     monkeypatch.setattr(datasets, "load_dataset", unreachable)
-    with pytest.raises(DataError, match="data.gsm8k_train_path") as info:
+    with pytest.raises(DataError, match="data.train_path") as info:
         load_gsm8k("train")
     assert "openai/gsm8k" in str(info.value)
 

@@ -1,4 +1,4 @@
-"""Data sizes checked when the workflow loads (issue 24): a size the files cannot hold names its
+"""Data sizes checked when the workflow loads: a size the files cannot hold names its
 key, file and line before data_prepare could start (and Snakemake remove results/data/); one
 epoch counts only the prompts GRPO trains on."""
 
@@ -7,9 +7,10 @@ import json
 import pytest
 
 from grpo_repro import config as cfg
-from grpo_repro.data import sizes
+from grpo_repro.data import sizes, sources
 from tests.helpers import ROOT
 
+PAPER = ROOT / "config" / "paper.yaml"
 SMOKE = ROOT / "config" / "smoke.yaml"
 
 
@@ -18,12 +19,11 @@ def smoke(tmp_path, data):
     mine.write_text(
         "seed: 0\ndata:\n" + "".join(f"  {k}: {json.dumps(v)}\n" for k, v in data.items())
     )
-    config = cfg.merge(cfg.load_yaml(ROOT / "config/config.yaml"), cfg.load_yaml(SMOKE))
-    config = cfg.merge(config, cfg.load_yaml(mine))
-    for k in ("gsm8k_train_path", "gsm8k_test_path"):
+    config = cfg.merge(cfg.load(PAPER, SMOKE), cfg.load_yaml(mine))
+    for k in ("train_path", "test_path"):
         if config["data"][k]:
             config["data"][k] = str(ROOT / config["data"][k])
-    return config, [ROOT / "config/config.yaml", SMOKE, mine]
+    return config, [ROOT / "config/config.yaml", PAPER, SMOKE, mine]
 
 
 @pytest.mark.parametrize(
@@ -53,21 +53,21 @@ def test_a_bad_record_is_named_at_load(tmp_path):
     bad = tmp_path / "train.jsonl"
     bad.write_text("\n".join(lines[:5] + ['{"question": "q", "answer": "no number"}']) + "\n")
     config, files = smoke(tmp_path, {"n_val": 0})
-    config["data"]["gsm8k_train_path"] = str(bad)
+    config["data"]["train_path"] = str(bad)
     with pytest.raises(ValueError, match=r"train.jsonl:6: gold answer has no number"):
         sizes.check_sizes(config, files)
 
 
 def test_hub_sizes_come_from_its_metadata(tmp_path, monkeypatch):
     """The hub path reads the split sizes (no assumed 7473); unreachable: the key is named."""
-    config, files = smoke(tmp_path, {"gsm8k_train_path": None, "n_val": 10})
-    monkeypatch.setattr(sizes, "hub_split_size", lambda hub_id, split: 500)
+    config, files = smoke(tmp_path, {"train_path": None, "n_val": 10})
+    monkeypatch.setattr(sources, "hub_split_size", lambda source, hub_id, split: 500)
     assert sizes.n_epoch_prompts(config) == 490
 
-    def offline(hub_id, split):
-        raise ValueError(f"config key 'data.gsm8k_{split}_path' is null ... not reachable")
+    def offline(source, hub_id, split):
+        raise ValueError(f"config key 'data.{split}_path' is null ... not reachable")
 
-    monkeypatch.setattr(sizes, "hub_split_size", offline)
-    with pytest.raises(ValueError, match="data.gsm8k_train_path"):
+    monkeypatch.setattr(sources, "hub_split_size", offline)
+    with pytest.raises(ValueError, match="data.train_path"):
         sizes.check_sizes(config, files)
     assert sizes.check_sizes(config, files, check_hub=False)["train"] == 7473  # dry run only

@@ -8,13 +8,18 @@ own `validate()`, so a bad key stops the run before any job is scheduled.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Iterable
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
+
+from grpo_repro import variants as reg
 
 SCHEMA_PATH = Path(str(resources.files("grpo_repro") / "schemas" / "config.schema.yaml"))
 
@@ -24,7 +29,30 @@ class ConfigError(ValueError):
 
 
 def load_schema() -> dict:
-    return yaml.safe_load(SCHEMA_PATH.read_text())
+    """The schema with the variant names of the registry grpo_repro.variants filled in (read at
+    call time): $defs variant (trained variants), one_anchor (of them, one KL anchor) and the
+    {variant} alternation of fp_kind's pattern."""
+    schema = yaml.safe_load(SCHEMA_PATH.read_text())
+    trained = [v for v in reg.VARIANTS if v.trained]
+    defs = schema["$defs"]
+    defs["variant"]["enum"] = [v.name for v in trained]
+    defs["one_anchor"]["enum"] = [v.name for v in trained if v.anchor != "two_kl"]
+    alternation = "(" + "|".join(v.name for v in trained) + ")"
+    defs["fp_kind"]["pattern"] = defs["fp_kind"]["pattern"].replace("{variant}", alternation)
+    return schema
+
+
+@contextmanager
+def schema_file():
+    """Path of a temporary JSON file holding load_schema() (Snakemake's validate() reads a file),
+    removed on exit."""
+    fd, path = tempfile.mkstemp(prefix="grpo_repro-schema-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(load_schema(), f)
+        yield path
+    finally:
+        os.unlink(path)
 
 
 def load_yaml(path: str | Path) -> dict:
@@ -163,12 +191,28 @@ def _number_hint(value) -> str:
     )
 
 
+#: keys that were renamed: old key path -> the new key's dotted name (refused at load time)
+RENAMED_KEYS = {
+    ("data", "gsm8k_train_path"): "data.train_path",
+    ("data", "gsm8k_test_path"): "data.test_path",
+    ("data", "gsm8k_hub_id"): "data.hub_id",
+}
+
+
 def renamed_errors(config: dict) -> list[tuple[list, str]]:
-    """Values that were renamed, checked before the schema so that the message names the new one."""
-    if _lookup(config, ["eval", "dtype"]) != "training":
-        return []
-    why = "rollout (the precision training's rollouts are sampled with, no autocast), or float32"
-    return [(["eval", "dtype"], f"'training' was renamed: use {why} or bfloat16")]
+    """Keys and values that were renamed, checked before the schema so that the message names the
+    new one (and the file and line that still set the old one)."""
+    found = [
+        (list(old), f"was renamed: use {new} (the same value)")
+        for old, new in RENAMED_KEYS.items()
+        if _lookup(config, old) is not _MISSING
+    ]
+    if _lookup(config, ["eval", "dtype"]) == "training":
+        why = (
+            "rollout (the precision training's rollouts are sampled with, no autocast), or float32"
+        )
+        found.append((["eval", "dtype"], f"'training' was renamed: use {why} or bfloat16"))
+    return found
 
 
 def cross_field_errors(config: dict) -> list[tuple[list, str]]:
@@ -180,14 +224,16 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     data, model = config.get("data", {}), config.get("model", {})
     word_level = model.get("name_or_path") is None and org.get("tokenizer") == "word"
     tokenizer_keys = [["data", "source"], ["organism", "tokenizer"]]
-    if data.get("source") == "gsm8k" and word_level:
+    found += _source_errors(data)
+    src = _source(data)
+    if src is not None and not src.word_level and word_level:
         found.append(
             (
                 ["model", "name_or_path"],
-                "data.source=gsm8k needs a model that reads English: a hub id or local path, or "
-                "null with organism.tokenizer: bpe (a byte-level BPE the pipeline trains on the "
-                "GSM8K training text, config/smoke.yaml); the organism's word-level vocabulary "
-                "cannot read GSM8K",
+                f"data.source={src.name} needs a model that reads English: a hub id or local "
+                "path, or null with organism.tokenizer: bpe (a byte-level BPE the pipeline trains "
+                f"on the {src.title} training text, config/smoke.yaml); the organism's word-level "
+                f"vocabulary cannot read {src.title}",
                 tokenizer_keys,
             )
         )
@@ -269,6 +315,35 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     return found
 
 
+def _source(data: dict):
+    """The data source of data.source (grpo_repro.data.sources.SOURCES), None if unknown."""
+    from grpo_repro.data.sources import SOURCES
+
+    return SOURCES.get(data.get("source"))
+
+
+def _source_errors(data: dict) -> list[tuple]:
+    """A local path set for a source that reads no such file (the organism generates its
+    problems): the file would be ignored. An overlay applied without its base does this
+    (config/smoke.yaml's paths over config/config.yaml's organism)."""
+    src = _source(data)
+    if src is None:
+        return []
+    return [
+        (
+            ["data", key],
+            f"is set, but data.source {src.name} reads no local file (its keys: "
+            f"{', '.join(f'data.{k}' for k in src.path_keys.values()) or 'none'}): set "
+            "data.source to a source that reads it, or this key to null (config/smoke.yaml "
+            "applies on top of config/paper.yaml: --configfile config/paper.yaml "
+            "config/smoke.yaml)",
+            [["data", "source"]],
+        )
+        for key in ("train_path", "test_path")
+        if data.get(key) is not None and key not in src.path_keys.values()
+    ]
+
+
 def _batch_errors(train: dict) -> list[tuple]:
     """The batch layout of GRPO training (grpo_repro.train.args.per_device_batch), in both
     train.vllm_mode layouts: the prompts_per_step x G completions of an optimizer step split into
@@ -330,15 +405,41 @@ def located(
     return ConfigError(f"invalid configuration:\n  config key '{_dotted(keys)}'{where}: {msg}")
 
 
-def load(path: str | Path, overrides: dict | None = None) -> dict:
-    """Load, merge overrides (nested dict) and validate a configuration file."""
-    config = load_yaml(path)
+#: the Snakefile's `configfile:`: the base every configuration file overrides (config/paper.yaml
+#: holds only what the paper changes in it, config/smoke.yaml only what the smoke test changes in
+#: paper.yaml's result)
+DEFAULT_FILE = Path(__file__).resolve().parents[3] / "config" / "config.yaml"
+
+
+def compose(paths: Iterable[str | Path]) -> list[Path]:
+    """The files a configuration is merged from, in order, as `snakemake --configfile A B` does:
+    DEFAULT_FILE first (the Snakefile's configfile), then each of `paths` over the ones before
+    (DEFAULT_FILE given again is not repeated)."""
+    files = [DEFAULT_FILE]
+    for p in map(Path, paths):
+        if p.resolve() != DEFAULT_FILE:
+            files.append(p)
+    return files
+
+
+def load(*paths: str | Path, overrides: dict | None = None) -> dict:
+    """The configuration of `snakemake --configfile PATH...`: DEFAULT_FILE, then each of `paths`
+    merged over the ones before (`merge`, as Snakemake merges them), then `overrides` (a nested
+    dict); validated, an error naming the key and the file and line that set it. The paper's run
+    is load("config/paper.yaml"), the smoke test's load("config/paper.yaml", "config/smoke.yaml")."""
+    files = compose(paths)
+    config: dict = {}
+    for f in files:
+        config = merge(config, load_yaml(f))
     if overrides:
         config = merge(config, overrides)
-    return check(config, [path])
+    return check(config, files)
 
 
 def merge(base: dict, update: dict) -> dict:
+    """`update` merged over `base` as Snakemake merges configuration files
+    (snakemake.utils.update_config): mappings key by key, recursively; any other value (a list, a
+    scalar, null) replaces the base's."""
     out = dict(base)
     for k, v in update.items():
         out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
@@ -399,22 +500,19 @@ def train_settings(config: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m grpo_repro.config FILE...`: the configuration files merged in order (as
-    `snakemake --configfile FILE...` merges them over config/config.yaml) and checked; every error
+    """`python -m grpo_repro.config FILE...`: the configuration files merged in order over
+    config/config.yaml (`load`, as `snakemake --configfile FILE...` merges them) and checked; every error
     names file and line. Snakemake reads --configfile files before the workflow loads and names
     neither file nor line on a YAML syntax error: this command does."""
     import sys
 
     files = list(sys.argv[1:] if argv is None else argv)
     try:
-        config: dict = {}
-        for f in files:
-            config = merge(config, load_yaml(f))
-        check(config, files)
+        load(*files)
     except ConfigError as err:
         print(err, file=sys.stderr)
         return 1
-    print(f"valid configuration: {' + '.join(files)}")
+    print(f"valid configuration: {' + '.join(map(str, compose(files)))}")
     return 0
 
 

@@ -267,18 +267,21 @@ def hub_errors(config: dict) -> list[tuple[list, str]]:
                         "model.name_or_path to that directory",
                     )
                 )
-    data = config["data"]
-    missing = [k for k in ("gsm8k_train_path", "gsm8k_test_path") if data[k] is None]
-    if data["source"] == "gsm8k" and missing and not _offline():
-        why = _unreachable("dataset", data["gsm8k_hub_id"])
+    from grpo_repro.data.sources import source
+
+    data, src = config["data"], source(config)
+    hub_id = src.hub_id(data)
+    missing = [src.path_keys[split] for split, path in src.paths(data).items() if path is None]
+    if hub_id is not None and not _offline():
+        why = _unreachable("dataset", hub_id)
         if why:
             found.append(
                 (
                     ["data", missing[0]],
-                    f"is null, so GSM8K comes from the hub dataset '{data['gsm8k_hub_id']}' "
-                    f"(data.gsm8k_hub_id), which cannot be reached ({why}): set "
+                    f"is null, so {src.title} comes from the hub dataset '{hub_id}' "
+                    f"(data.hub_id), which cannot be reached ({why}): set "
                     + " and ".join(f"data.{k}" for k in missing)
-                    + " to local JSONL files (fields question, answer)",
+                    + f" to local JSONL files ({src.file_format})",
                 )
             )
     return found

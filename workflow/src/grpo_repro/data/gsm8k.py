@@ -1,7 +1,8 @@
 """GSM8K data (Sec. 6): grade-school math word problems whose gold solutions end in '#### <number>'.
 
-The data come from a local JSONL file (config keys data.gsm8k_train_path / data.gsm8k_test_path)
-or, when no path is given, from the Hugging Face hub (data.gsm8k_hub_id, config 'main').
+The data come from a local JSONL file (config keys data.train_path / data.test_path) or, when no
+path is given, from the Hugging Face hub (data.hub_id, config 'main'); the source `gsm8k` of
+grpo_repro.data.sources reads them through `read_jsonl` and `from_hub`.
 Each loaded record is {"prompt_id", "question", "answer", "gold"}, where gold is the normalised
 number after '####' (`reward.gold_number`). Bad input raises `DataError` naming file and line.
 Offline mode (HF_HUB_OFFLINE=1) must be set before the process starts: the hub libraries read it
@@ -45,12 +46,10 @@ def read_jsonl(path: str | Path) -> list[dict]:
     return io.read_jsonl(path, check=_check_record, expected=JSONL_FORMAT)
 
 
-def _from_hub(split: str, hub_id: str) -> list[dict]:
-    key = (
-        f"data.gsm8k_{split}_path"
-        if split in ("train", "test")
-        else "data.gsm8k_train_path / data.gsm8k_test_path"
-    )
+def from_hub(split: str, hub_id: str) -> list[dict]:
+    """The checked rows of split `split` of the hub dataset `hub_id` (config main); DataError
+    naming the config key of a local file instead when the hub cannot answer."""
+    key = f"data.{split}_path" if split in ("train", "test") else "data.train_path / data.test_path"
 
     def hint(why: str) -> str:
         return (
@@ -82,20 +81,10 @@ def load_gsm8k(
     Records: {"prompt_id": f"{split}_{i:05d}", "question", "answer", "gold"}. Raises DataError if
     the data cannot be read or the split holds fewer than `n` problems.
     """
+    from grpo_repro.data.sources import numbered
+
     if n is not None and n < 1:
         raise ValueError(f"n must be a positive integer or None, got {n!r}")
-    raw = read_jsonl(local_path) if local_path is not None else _from_hub(split, hub_id)
+    raw = read_jsonl(local_path) if local_path is not None else from_hub(split, hub_id)
     source = local_path if local_path is not None else f"{hub_id}[{split}]"
-    if n is not None and n > len(raw):
-        raise DataError(
-            f"{source}: asked for the first {n} problems but the split holds {len(raw)}"
-        )
-    return [
-        {
-            "prompt_id": f"{split}_{i:05d}",
-            "question": r["question"],
-            "answer": r["answer"],
-            "gold": gold_number(r["answer"]),
-        }
-        for i, r in enumerate(raw[:n])
-    ]
+    return numbered(raw, split, n, gold_number, str(source))

@@ -1,5 +1,6 @@
-"""The rule data_prepare (Sec. 6 prompt sets): the organism's generated problems or GSM8K (hub or
-local JSONL), rendered with the tokenizer of the model: for a model the pipeline builds, the
+"""The rule data_prepare (Sec. 6 prompt sets): the records of the configured data source
+(grpo_repro.data.sources: the organism's generated problems, GSM8K from the hub or local JSONL),
+rendered with the tokenizer of the model: for a model the pipeline builds, the
 organism's word-level one or a byte-level BPE with Qwen2.5's chat template; else the model's own.
 Every record gets its rendered prompt, so SFT, GRPO and evaluation read the same text. Writes the splits of grpo_repro.data.sets
 (train, val, test, the training pool, and for the organism the SFT data written by the noisy
@@ -11,7 +12,7 @@ import json
 import random
 
 from grpo_repro import io
-from grpo_repro.data import sets
+from grpo_repro.data import sets, sources
 from grpo_repro.data.prompts import format_prompt
 
 SFT_SEED_OFFSET = 777  # the noisy teacher's slips are drawn from seed + this
@@ -80,8 +81,8 @@ def prepare(config: dict, outputs: dict) -> dict:
     for name, recs in splits.items():
         if name in outputs:
             io.write_jsonl(outputs[name], recs)
-    organism = config["data"]["source"] == "organism"
-    stats = split_stats(splits, config["organism"]["max_steps"] if organism else None)
+    generated = sources.source(config).generate is not None  # the organism's step mix
+    stats = split_stats(splits, config["organism"]["max_steps"] if generated else None)
     io.write_json(outputs["stats"], stats)
     print(json.dumps(stats))
     return stats

@@ -15,6 +15,7 @@ import random
 
 from grpo_repro import io
 from grpo_repro.data.prompts import format_prompt
+from grpo_repro.data.sources import source
 
 #: fields of every record of a prepared prompt set (results/data/*.jsonl)
 PROMPT_FIELDS = ("prompt_id", "prompt", "gold")
@@ -25,39 +26,9 @@ def read_prompts(path) -> list[dict]:
     return io.read_jsonl(path, required=PROMPT_FIELDS)
 
 
-def organism_records(config: dict) -> dict:
-    from grpo_repro.data.organism import TaskSpec, generate
-
-    org, data = config["organism"], config["data"]
-    spec = TaskSpec(org["min_steps"], org["max_steps"], org["max_operand"], org["max_value"])
-    sizes = {
-        "train": data["n_train"],
-        "val": data["n_val"],
-        "test": data["n_test"],
-        "sft": org["n_sft"],
-    }
-    return generate(sizes, spec, seed=config["seed"], dedup=org["dedup"])
-
-
-def gsm8k_records(config: dict) -> dict:
-    """GSM8K's splits: train (the first n_train problems, minus the last n_val kept as `val`),
-    test (the first n_test)."""
-    from grpo_repro.data.gsm8k import load_gsm8k
-
-    data = config["data"]
-    n_val = data["n_val"] or 0
-    n = None if data["n_train"] is None else data["n_train"] + n_val
-    train = load_gsm8k("train", data["gsm8k_train_path"], data["gsm8k_hub_id"], n)
-    test = load_gsm8k("test", data["gsm8k_test_path"], data["gsm8k_hub_id"], data["n_test"])
-    val = [{**r, "prompt_id": f"val_{i:05d}"} for i, r in enumerate(train[len(train) - n_val :])]
-    return {"train": train[: len(train) - n_val], "val": val, "test": test}
-
-
 def raw_records(config: dict) -> dict:
-    """{split: records} of the configured data source."""
-    if config["data"]["source"] == "organism":
-        return organism_records(config)
-    return gsm8k_records(config)
+    """{split: records} of the configured data source (grpo_repro.data.sources.SOURCES)."""
+    return source(config).records(config)
 
 
 def render(records: list[dict], prompt_cfg: dict, tokenizer=None) -> list[dict]:
@@ -81,13 +52,12 @@ def check_sources(config: dict, check_hub: bool = True) -> None:
     from grpo_repro.models import check_model_source
 
     data = config["data"]
-    if data["source"] == "gsm8k":
-        for key in ("gsm8k_train_path", "gsm8k_test_path"):
-            path = data[key]
-            if path is not None and not Path(path).is_file():
-                raise ValueError(f"config key 'data.{key}': file {path} does not exist")
-            if path is not None and Path(path).stat().st_size == 0:
-                raise ValueError(f"config key 'data.{key}': file {path} is empty")
+    for split, path in source(config).paths(data).items():
+        key = source(config).path_keys[split]
+        if path is not None and not Path(path).is_file():
+            raise ValueError(f"config key 'data.{key}': file {path} does not exist")
+        if path is not None and Path(path).stat().st_size == 0:
+            raise ValueError(f"config key 'data.{key}': file {path} is empty")
     from grpo_repro.models import is_local
 
     model = config["model"]["name_or_path"]

@@ -1,6 +1,6 @@
 """Word-level tokenizer of the organism, built with `tokenizers` and wrapped as a transformers fast
 tokenizer. Every integer 0..max_value is one token (a character-level tokenizer failed to learn to
-copy numbers, ../shared/notes/organism-sizing.md). Spaces are dropped; newlines are tokens.
+copy numbers: held-out success 0.07 after 5 min of SFT). Spaces are dropped; newlines are tokens.
 
 Load a saved one with `load_tokenizer` (PreTrainedTokenizerFast), never AutoTokenizer: with
 model_type=qwen2 in config.json, AutoTokenizer silently builds a byte-level Qwen2 tokenizer.

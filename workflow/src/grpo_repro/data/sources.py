@@ -1,0 +1,182 @@
+"""Data sources of the prompt sets (Sec. 6): the registry SOURCES, one `Source` per data.source.
+
+A source says where its problems come from and how to read them: its raw records per split
+(`Source.records`), its split sizes before any job runs (`Source.split_sizes`: None for generated
+problems, which the configuration sizes), the config keys of its local files (`path_keys`), the
+hub dataset a null path falls back to (data.hub_id with `hub_config`; None: no hub), and its
+answer format (`gold`: the gold number of a worked solution). Two sources ship:
+  organism  GSM8K-format problems the pipeline generates (grpo_repro.data.organism)
+  gsm8k     GSM8K, from local JSONL files (data.train_path, data.test_path) or the hub
+Both end their solutions in GSM8K's '#### <number>' (grpo_repro.reward.gold_number).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from grpo_repro.io import DataError
+from grpo_repro.reward import gold_number
+
+#: the config keys (of the data section) of a file source's local files, by split
+PATH_KEYS = {"train": "train_path", "test": "test_path"}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One data source. A generated source has `generate` (config -> {split: records}); a file
+    source has `rows` ((data section, split) -> [{"question", "answer"}], from the split's local
+    file or the hub), and its records are numbered and split by `records`."""
+
+    name: str
+    title: str  # how messages name it
+    generate: Callable[[dict], dict] | None = None
+    rows: Callable[[dict, str], list[dict]] | None = None
+    path_keys: Mapping[str, str] = field(default_factory=dict)  # split -> data key of its file
+    hub_config: str | None = None  # the hub dataset's config name; None: local files only
+    published: Mapping[str, int] = field(default_factory=dict)  # sizes a dry run may assume
+    file_format: str = ""  # what a local file holds, for messages
+    gold: Callable[[str], str] = gold_number  # answer format: a solution's gold number
+    word_level: bool = False  # the organism's word-level tokenizer reads its questions
+
+    def paths(self, data: dict) -> dict[str, str | None]:
+        """{split: local file or None} of the configured data section."""
+        return {split: data[key] for split, key in self.path_keys.items()}
+
+    def hub_id(self, data: dict) -> str | None:
+        """The hub dataset the run reads (a split without a local file), else None."""
+        if self.hub_config is None or None not in self.paths(data).values():
+            return None
+        return data["hub_id"]
+
+    def origin(self, data: dict, split: str) -> str:
+        """Where a split's problems come from: its local file, or `hub_id[split]`."""
+        return self.paths(data)[split] or f"{data['hub_id']}[{split}]"
+
+    def records(self, config: dict) -> dict:
+        """{split: raw records} (prompt_id, question, answer, gold, ...). A file source: train =
+        the first n_train problems of its training split minus the last n_val, kept as `val`;
+        test = the first n_test of its test split (None: all)."""
+        if self.generate is not None:
+            return self.generate(config)
+        data = config["data"]
+        n_val = data["n_val"] or 0
+        n = None if data["n_train"] is None else data["n_train"] + n_val
+        train = self.split(data, "train", n)
+        test = self.split(data, "test", data["n_test"])
+        val = [
+            {**r, "prompt_id": f"val_{i:05d}"} for i, r in enumerate(train[len(train) - n_val :])
+        ]
+        return {"train": train[: len(train) - n_val], "val": val, "test": test}
+
+    def split(self, data: dict, split: str, n: int | None) -> list[dict]:
+        """The first `n` (None: all) problems of one split of a file source."""
+        return numbered(self.rows(data, split), split, n, self.gold, self.origin(data, split))
+
+    def split_sizes(self, config: dict, check_hub: bool = True) -> dict[str, int] | None:
+        """{split: problems} of a file source (None: generated). A local file is read and
+        validated in full (DataError naming file and line); the hub's sizes come from the
+        dataset's metadata, and a hub that cannot answer is an error naming the split's path key
+        (a dry run, check_hub False, assumes the published sizes with a warning)."""
+        if self.generate is not None:
+            return None
+        data, out = config["data"], {}
+        for split, path in self.paths(data).items():
+            if path is not None:
+                out[split] = len(self.rows(data, split))
+                continue
+            try:
+                out[split] = hub_split_size(self, data["hub_id"], split)
+            except ValueError:
+                if check_hub or split not in self.published:
+                    raise
+                print(
+                    f"warning: {self.title} split sizes of '{data['hub_id']}' unknown (hub not "
+                    f"reachable); the dry run assumes the published {self.published[split]}",
+                    file=sys.stderr,
+                )
+                out[split] = self.published[split]
+        return out
+
+
+def numbered(rows: list[dict], split: str, n: int | None, gold, where: str) -> list[dict]:
+    """The first `n` (None: all) rows as records {"prompt_id": f"{split}_{i:05d}", "question",
+    "answer", "gold": gold(answer)}; DataError naming `where` if the split holds fewer."""
+    if n is not None and n < 1:
+        raise ValueError(f"n must be a positive integer or None, got {n!r}")
+    if n is not None and n > len(rows):
+        raise DataError(
+            f"{where}: asked for the first {n} problems but the split holds {len(rows)}"
+        )
+    return [
+        {
+            "prompt_id": f"{split}_{i:05d}",
+            "question": r["question"],
+            "answer": r["answer"],
+            "gold": gold(r["answer"]),
+        }
+        for i, r in enumerate(rows[:n])
+    ]
+
+
+def hub_split_size(source: Source, hub_id: str, split: str) -> int:
+    """Problems in split `split` of the hub dataset `hub_id` (config source.hub_config), from its
+    metadata in the local cache or on the hub; ValueError naming the config key when neither
+    answers."""
+    key = f"data.{source.path_keys[split]}"
+    try:
+        import datasets
+
+        info = datasets.load_dataset_builder(hub_id, source.hub_config).info
+        return int(info.splits[split].num_examples)
+    except Exception as err:  # offline and not cached, unknown id, no split metadata
+        raise ValueError(
+            f"config key '{key}' is null, so {source.title} split '{split}' comes from the hub "
+            f"dataset '{hub_id}' (data.hub_id), which is neither cached nor reachable "
+            f"({type(err).__name__}: {err}): set {key} to a local JSONL file "
+            f"({source.file_format})"
+        ) from None
+
+
+def organism_records(config: dict) -> dict:
+    """The organism's generated splits train, val, test and sft (grpo_repro.data.organism)."""
+    from grpo_repro.data.organism import TaskSpec, generate
+
+    org, data = config["organism"], config["data"]
+    spec = TaskSpec(org["min_steps"], org["max_steps"], org["max_operand"], org["max_value"])
+    sizes = {
+        "train": data["n_train"],
+        "val": data["n_val"],
+        "test": data["n_test"],
+        "sft": org["n_sft"],
+    }
+    return generate(sizes, spec, seed=config["seed"], dedup=org["dedup"])
+
+
+def gsm8k_rows(data: dict, split: str) -> list[dict]:
+    """GSM8K's rows of `split`: its local JSONL file (data.train_path / data.test_path) or the
+    hub dataset data.hub_id (config main); each checked (grpo_repro.data.gsm8k)."""
+    from grpo_repro.data import gsm8k
+
+    path = data[PATH_KEYS[split]]
+    return gsm8k.read_jsonl(path) if path is not None else gsm8k.from_hub(split, data["hub_id"])
+
+
+SOURCES: dict[str, Source] = {
+    "organism": Source("organism", "organism", generate=organism_records, word_level=True),
+    "gsm8k": Source(
+        "gsm8k",
+        "GSM8K",
+        rows=gsm8k_rows,
+        path_keys=PATH_KEYS,
+        hub_config="main",
+        published={"train": 7473, "test": 1319},  # openai/gsm8k, config main
+        file_format="fields question, answer",
+    ),
+}
+
+
+def source(config: dict) -> Source:
+    """The Source of the configuration's data.source."""
+    return SOURCES[config["data"]["source"]]
