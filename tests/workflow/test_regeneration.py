@@ -44,26 +44,29 @@ PLOT_RULES = {
 }
 TEMPERATURE_PLOTS = {"report_plot_temperature", "report_plot_pass_at_k"}  # plot_temperature.py
 HTML_TABLES = {"report_plot_summary_table", "report_plot_theory_table"}
+# the landing page embeds the temperature picture: it follows report_plot_temperature (a page that
+# shows a plot, never a compute rule)
+LANDING = {"report_landing"}
 
 
 def test_plot_script_edit_reruns_only_plots(report_workflow):
     assert _pending(report_workflow) == set()
     with _edited(report_workflow / "workflow/scripts/report_plot.py"):
         jobs = _pending(report_workflow)
-    assert jobs == PLOT_RULES
+    assert jobs == PLOT_RULES | LANDING
     assert _pending(report_workflow) == set()
 
 
 def test_restyle_reruns_every_plot_and_no_compute(report_workflow):
     figures = PLOT_RULES - HTML_TABLES  # the rules that draw with matplotlib
     with _edited(report_workflow / "workflow/src/grpo_repro/style.py"):  # the shared plot style
-        assert _pending(report_workflow) == figures
+        assert _pending(report_workflow) == figures | LANDING
     with _edited(report_workflow / "workflow/src/grpo_repro/report/plots.py"):
         assert _pending(report_workflow) == figures - {"report_plot_training"} - TEMPERATURE_PLOTS
     with _edited(report_workflow / "workflow/src/grpo_repro/report/plot_training.py"):
         assert _pending(report_workflow) == {"report_plot_training"}
     with _edited(report_workflow / "workflow/src/grpo_repro/report/plot_temperature.py"):
-        assert _pending(report_workflow) == TEMPERATURE_PLOTS
+        assert _pending(report_workflow) == TEMPERATURE_PLOTS | LANDING
 
 
 def test_compute_edit_never_reruns_training(report_workflow):
@@ -85,7 +88,8 @@ def test_report_builds(report_workflow):
     _snakemake(tmp, "report_all", "--report", "results/report.html")
     html = (tmp / "results/report.html").read_text()
     assert "Figure 3" in html and "not exact iterations" in html
-    assert "Reproduction of Mroueh" in html  # the workflow description (Snakefile `report:`)
+    assert "reproduced end to end" in html  # the workflow description (Snakefile `report:`)
+    assert "landing-picture" in html  # the success-against-temperature picture leads it
     assert "summary_table.html" in html and "theory_table.html" in html
     assert "training_curves.png" in html
     assert "System Message" not in html  # every caption is valid reStructuredText

@@ -2,7 +2,8 @@
 outputs fabricated, tests/workflow/conftest.py), opened in headless Chromium (Debian's chromium
 and chromium-driver, installed by .ci/install_chromium.sh) and clicked through. Every category of
 the stages it covers is listed in the stages' order, every figure and table is reachable under its
-category, the training curves image is drawn, and the landing page states the headline read from
+category, the training curves image is drawn, and the landing page leads with the
+success-against-temperature picture on the first screen and states the headline read from
 results/summary.json. Skipped, with the reason, where Chromium or its driver is missing."""
 
 from __future__ import annotations
@@ -135,3 +136,26 @@ def test_training_curves_image_is_drawn(report, browser):
     ]
     assert imgs, "no rendered image after opening the training curves"
     browser.save_screenshot(str(report / "results/report_training_curves.png"))
+
+
+def test_landing_page_leads_with_the_picture(report, browser):
+    """The first screen of the report (1400 x 1000) shows the success-against-temperature picture,
+    drawn, above the landing page's table; the page's text starts at its top."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"file://{report / 'results/report.html'}")
+    time.sleep(2)
+    pic = browser.find_element(By.CSS_SELECTOR, "img.landing-picture")
+    box = browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return {top: r.top, bottom: r.bottom, width: r.width, drawn: arguments[0].naturalWidth,"
+        " screen: window.innerHeight};",
+        pic,
+    )
+    assert box["drawn"] > 200, "the picture is not drawn"
+    assert box["top"] >= 0 and box["bottom"] <= box["screen"], box  # on the first screen
+    page = browser.find_element(By.CSS_SELECTOR, "div.document")
+    assert page.size["width"] > 800, page.size  # not squeezed into a column beside the graph
+    table = page.find_element(By.CSS_SELECTOR, "table")
+    assert table.location["y"] > box["top"], "the table precedes the picture"
+    browser.save_screenshot(str(report / "results/report_landing.png"))

@@ -31,11 +31,13 @@ rule report_training:
 
 
 rule report_landing:
-    """The report's landing page (results/report/landing.rst): the headline numbers read from
-    results/summary.json, the theory stage's pass count, the configuration's differences from the
-    paper (the Snakefile's `report:` page)."""
+    """The report's landing page (results/report/landing.rst): the success-against-temperature
+    picture first (embedded), then the headline numbers read from results/summary.json, one line
+    per verdict, the theory stage's pass count, the configuration's differences from the paper
+    (the Snakefile's `report:` page)."""
     input:
         json=f"{RESULTS}/summary.json",
+        picture=LANDING_PICTURE,
         code=code("report_landing.py"),
     output:
         rst=f"{REPORT}/landing.rst",

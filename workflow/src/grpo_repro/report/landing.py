@@ -1,10 +1,14 @@
 """The landing page of the HTML report (reStructuredText; the Snakefile's `report:`), written from
-results/summary.json: the headline of the run beside the paper's (Sec. 6: 21% -> 37.5% on GSM8K
-test), per variant on held-out and trained-on prompts with 95% intervals over GRPO seeds and
-prompts, the theory stage's pass count, and the configuration's differences from the paper. No
-number on the page is typed in: every one is read from the summary."""
+results/summary.json: first the picture a reader wants (success against the sampling temperature,
+pi_ref and every variant, all problems and by class), then one compact table (held-out success per
+variant at the training temperature and at its best temperature against pi_ref's best), one line
+per verdict, the paper's headline (Sec. 6: 21% -> 37.5% on GSM8K test) with the configuration's
+differences from it, and the theory stage's pass count. No number on the page is typed in: every
+one is read from the summary."""
 
 from __future__ import annotations
+
+import base64
 
 from grpo_repro.report.markdown import pct
 
@@ -40,70 +44,141 @@ def _value(x, key: str) -> str:
     return str(x)
 
 
-def _row(r: dict) -> str:
+def _points(m, lo, hi) -> str:
+    return f"{100 * m:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+
+
+def _t(x) -> str:
+    return "greedy" if float(x) == 0 else f"T = {float(x):g}"
+
+
+def _best(s: dict) -> dict:
+    """{variant: the pooled best-against-best row on all problems} (report.temperature)."""
+    return {
+        r["variant"]: r
+        for r in s.get("best_vs_best") or []
+        if r["klass"] == "all" and r["seed"] == "all"
+    }
+
+
+def _table(s: dict) -> list[str]:
+    """One row per variant: held-out success at the training temperature (pi_ref -> final, the
+    paired gain) and, with temperatures, the variant at its best against pi_ref at its best."""
+    test = [r for r in s["paired_difference"] if r["split"] == "test"]
+    best = _best(s)
+    n = len(s["config"]["train"]["seeds"])
+    cols = ["variant", "pi_ref -> final (gain, points)", "seeds with a gain"]
+    if best:
+        cols += ["best T against pi_ref's best (points)", "seeds above"]
+    lines = [
+        f".. list-table:: Held-out (test) success, pooled over {n} GRPO seed(s), 95% intervals",
+        "   :header-rows: 1",
+        "",
+        "   * - " + "\n     - ".join(cols),
+    ]
+    for r in test:
+        cells = [
+            r["variant"],
+            f"{pct(r['mean_ref'])} -> {pct(r['mean_final'])} "
+            f"({_points(r['mean_diff'], r['low'], r['high'])})",
+            f"{r.get('n_seeds_positive', 'n/a')} / {r.get('n_seeds', 'n/a')}",
+        ]
+        b = best.get(r["variant"])
+        if best:
+            cells += (
+                [
+                    f"{_t(b['t_variant'])} vs {_t(b['t_ref'])}: "
+                    f"{_points(b['mean_diff'], b['low'], b['high'])}",
+                    f"{b['n_seeds_above']} / {b['n_seeds']}",
+                ]
+                if b
+                else ["n/a", "n/a"]
+            )
+        lines.append("   * - " + "\n     - ".join(cells))
+    return lines + [""]
+
+
+def verdict(b: dict) -> str:
+    """One line: is the variant at its best temperature above pi_ref at its best (the sharpening
+    baseline), from the paired interval."""
+    if b["low"] > 0:
+        word = "amplification beyond sharpening"
+    elif b["high"] < 0:
+        word = "below pi_ref's best temperature: sharpening does more"
+    else:
+        word = "no measurable difference from pi_ref's best temperature"
     return (
-        f"   * - {r['variant']}\n     - {pct(r['mean_ref'])}\n     - {pct(r['mean_final'])}\n"
-        f"     - {100 * r['mean_diff']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]\n"
-        f"     - {r.get('n_seeds_positive', 'n/a')} / {r.get('n_seeds', 'n/a')}"
+        f"**{b['variant']}**: {word} ({_points(b['mean_diff'], b['low'], b['high'])} points, "
+        f"{b['n_seeds_above']} of {b['n_seeds']} seeds above; best temperatures chosen on "
+        f"{b['selected_on']}, reported on {b['split']})"
     )
 
 
-def _table(rows: list[dict], title: str) -> list[str]:
-    head = [
-        f".. list-table:: {title}",
-        "   :header-rows: 1",
+#: the report's own layout centres the landing text beside the workflow's graph, in a narrow
+#: column whose top a tall graph pushes off the first screen: on the page holding the picture,
+#: the text starts at the top, is wide enough for the picture, and the graph follows below it
+LAYOUT_CSS = (
+    "div.h-screen:has(img.landing-picture) { align-items: flex-start !important; } "
+    "div.gap-3:has(> div img.landing-picture) { flex-direction: column !important; } "
+    "div.prose:has(img.landing-picture) { max-width: 72rem !important; }"
+)
+
+
+def _picture(png: bytes | None) -> list[str]:
+    """The PNG embedded as raw HTML (a data URL cut into short lines: docutils refuses a line of
+    more than 10,000 characters, and URL parsing drops the newlines again), with LAYOUT_CSS."""
+    if not png:
+        return []
+    data = base64.b64encode(png).decode("ascii")
+    alt = "success against the sampling temperature, pi_ref and every variant, by problem class"
+    return [
+        ".. raw:: html",
         "",
-        "   * - variant\n     - pi_ref\n     - final\n     - final - pi_ref (points) [95% CI]\n"
-        "     - seeds with a gain",
+        f"   <style>{LAYOUT_CSS}</style>",
+        f'   <img class="landing-picture" alt="{alt}" style="max-width:100%;max-height:75vh"',
+        '   src="data:image/png;base64,',
+        *(f"   {data[i : i + 76]}" for i in range(0, len(data), 76)),
+        '   ">',
+        "",
     ]
-    return head + [_row(r) for r in rows] + [""]
 
 
-def landing_rst(s: dict) -> str:
-    """The page (reStructuredText) from the summary dict."""
+def landing_rst(s: dict, picture: bytes | None = None) -> str:
+    """The page (reStructuredText) from the summary dict: the picture a reader wants first
+    (`picture`: the report's success-against-temperature PNG, embedded), one compact table, one
+    line per verdict, then the paper's numbers, the theory's pass count and the configuration's
+    differences from the paper; everything else is in the report's categories."""
     cfg, pc, d = s["config"], s["paper_comparison"], s["derivations"]
-    paired = s["paired_difference"]
-    test = [r for r in paired if r["split"] == "test"]
-    train = [r for r in paired if r["split"] == "train"]
     paper = pc["paper"]
+    n_test = s.get("data", {}).get("test", {}).get("n", "n/a")
     lines = [
-        "Reproduction of Mroueh, *Reinforcement Learning with Verifiable Rewards: GRPO's Effective "
-        "Loss, Dynamics, and Success Amplification* (arXiv 2503.06639), end to end.",
+        "GRPO success amplification (Mroueh, arXiv 2503.06639), reproduced end to end: "
+        f"{n_test} held-out prompts, {cfg['eval']['samples']} samples each.",
         "",
-        "**Headline.** The paper reports GSM8K test success rising from "
-        f"{pct(paper['ref_mean_success'])} (pi_ref) to {pct(paper['final_mean_success'])} after "
-        "one epoch of GRPO. This run, on held-out prompts never trained on "
-        f"({s.get('data', {}).get('test', {}).get('n', 'n/a')} prompts, "
-        f"{cfg['eval']['samples']} samples each, {len(cfg['train']['seeds'])} GRPO seeds; interval: "
-        "crossed bootstrap over seeds and prompts):",
-        "",
-        *_table(test, "Held-out (test) success, pooled over GRPO seeds"),
+        *_picture(picture),
+        *_table(s),
     ]
-    if train:
-        lines += _table(train, "Trained-on prompts (the tracked pool), pooled over GRPO seeds")
-    if s.get("sharpening_verdict"):
-        lines += [
-            "**Against the sharpening baseline** (each policy at its best sampling temperature, "
-            "chosen on the validation split; the trivial way to raise success at T = 1 is to "
-            "lower pi_ref's temperature):",
-            "",
-            *[f"- {v}" for v in s["sharpening_verdict"].values()],
-            "",
-        ]
+    best = _best(s)
+    if best:
+        lines += [f"- {verdict(best[v])}" for v in cfg["variants"] if v in best] + [""]
     lines += [
-        f"**Theory.** {d['claims_passed']} / {d['claims_total']} claims checked pass; "
-        f"{d['errata_passed']} / {d['errata_total']} errata of the paper's text confirmed.",
-        "",
-        f"**Comparability.** {pc['statement']}",
+        f"**Headline beside the paper.** The paper: GSM8K test success {pct(paper['ref_mean_success'])} "
+        f"(pi_ref) -> {pct(paper['final_mean_success'])} after one epoch of GRPO. "
+        f"{pc['statement']}",
         "",
     ]
     if pc["deviations"]:
         lines += [
             f"- ``{x['key']}``: {_value(x['ours'], x['key'])} (paper: {_value(x['paper'], x['key'])})"
             for x in pc["deviations"]
-        ]
-        lines += [""]
-    lines += ["**Stages** (the report's categories, in order):", ""]
-    lines += [f"{i}. **{name}**: {text};" for i, (name, text) in enumerate(STAGES, 1)]
-    lines += ["", "Every number here is read from results/summary.json (results/summary.md)."]
+        ] + [""]
+    lines += [
+        f"**Theory.** {d['claims_passed']} / {d['claims_total']} claims checked pass; "
+        f"{d['errata_passed']} / {d['errata_total']} errata of the paper's text confirmed.",
+        "",
+        "**Everything else** is one click away, in the categories of this report, in stage order: "
+        + "; ".join(f"**{name}**: {text}" for name, text in STAGES)
+        + ". Every number on this page is read from results/summary.json; results/summary.md has "
+        "the full tables.",
+    ]
     return "\n".join(lines) + "\n"

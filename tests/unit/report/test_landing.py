@@ -1,0 +1,88 @@
+"""The report's landing page (grpo_repro.report.landing): the picture first, embedded in lines
+docutils accepts, one compact table, one verdict line per variant read from its interval."""
+
+import base64
+
+import pytest
+from docutils.core import publish_parts
+
+from grpo_repro.report.landing import landing_rst, verdict
+
+
+def best(variant, low, high, diff=0.1):
+    return {
+        "variant": variant,
+        "klass": "all",
+        "seed": "all",
+        "split": "test",
+        "selected_on": "val",
+        "t_variant": 0.0,
+        "t_ref": 0.3,
+        "mean_diff": diff,
+        "low": low,
+        "high": high,
+        "n_seeds_above": 2,
+        "n_seeds": 3,
+    }
+
+
+def summary():
+    paired = {"split": "test", "mean_ref": 0.4, "mean_final": 0.7, "mean_diff": 0.3}
+    paired |= {"low": 0.25, "high": 0.35, "n_seeds_positive": 3, "n_seeds": 3}
+    return {
+        "config": {
+            "variants": ["grpo", "mirror"],
+            "eval": {"samples": 50},
+            "train": {"seeds": [0]},
+        },
+        "paper_comparison": {
+            "paper": {"ref_mean_success": 0.21, "final_mean_success": 0.375},
+            "statement": "NOT comparable.",
+            "deviations": [],
+        },
+        "derivations": {
+            "claims_passed": 9,
+            "claims_total": 9,
+            "errata_passed": 3,
+            "errata_total": 3,
+        },
+        "paired_difference": [{**paired, "variant": v} for v in ("grpo", "mirror")],
+        "best_vs_best": [best("grpo", 0.05, 0.2), best("mirror", -0.2, -0.05, -0.1)],
+        "data": {"test": {"n": 200}},
+    }
+
+
+@pytest.mark.parametrize(
+    "low, high, word",
+    [
+        (0.05, 0.2, "amplification beyond sharpening"),
+        (-0.2, -0.05, "below pi_ref's best temperature"),
+        (-0.05, 0.1, "no measurable difference"),
+    ],
+)
+def test_verdict_follows_the_interval(low, high, word):
+    assert word in verdict(best("grpo", low, high))
+
+
+def test_picture_first_then_table_then_one_verdict_per_variant():
+    png = bytes(range(256)) * 200  # 51 kB: its data URL alone would exceed docutils' line limit
+    rst = landing_rst(summary(), png)
+    assert max(len(line) for line in rst.splitlines()) < 10_000  # docutils line_length_limit
+    assert rst.index("landing-picture") < rst.index(".. list-table::") < rst.index("- **grpo**")
+    assert [line[:12] for line in rst.splitlines() if line.startswith("- **")] == [
+        "- **grpo**: ",
+        "- **mirror**",
+    ]
+    html = publish_parts(rst, writer="html", settings_overrides={"report_level": 2})["body"]
+    assert "system-message" not in html
+    src = html[
+        html.index('src="data:image/png;base64,') + 27 : html.index('">', html.index("src="))
+    ]
+    assert base64.b64decode("".join(src.split())) == png  # the newlines are no part of the data
+
+
+def test_no_picture_without_temperatures():
+    s = summary()
+    s["best_vs_best"] = []
+    rst = landing_rst(s, None)
+    assert "landing-picture" not in rst and "best T" not in rst and "- **" not in rst
