@@ -1,4 +1,4 @@
-"""workflow/benchmarks/bench_graph.py: the evaluation stage's breakdown per kind of task (issue 25),
+"""workflow/benchmarks/bench_graph.py: the evaluation stage's breakdown per kind of task,
 from the tables' metadata, on a made-up results tree with known sums."""
 
 import importlib.util

@@ -3,7 +3,7 @@ w+, w-, eq. 4), Fig 2 (h_{eps,p_ref} and its fixed points, Thm 2-3), Fig 4 (B(p*
 (iterations p_{n+1} = h(p_n)); beyond the paper: the fixed-point map over (beta, p_ref), a
 bifurcation diagram with every 2-cycle, the PoS recurrences of every variant (Thm 2, 5, 9, Sec. 5)
 a finite-policy oracle (exact Gibbs iterates, Thm 8; sample-based GRPO vs Thm 10) and the finite
-group size of FORMULAS.md Sec. 8 (Omega/Omega_G over p; p*_G vs p* over p_ref, issue 21).
+group size of docs/theory.md Sec. 8 (Omega/Omega_G over p; p*_G vs p* over p_ref).
 
 Rules are generated from grpo_repro.figures.registry.FAMILIES: per family, a compute rule
 figures_data_<family> (CSV under results/figures/, params: only the `figures:` keys it reads) and a

@@ -1,6 +1,6 @@
 """Rule theory_derivations (stage theory, Sec. 2-5 and App. B-F): sympy/numeric checks of the
 derivations -> derivations.json/.md (grpo_repro.theory). Exits 1, naming the failed checks in the
-log, if any check of kind `claim` fails. The finite-group checks (FORMULAS.md Sec. 8) run at the
+log, if any check of kind `claim` fails. The finite-group checks (docs/theory.md Sec. 8) run at the
 pipeline's smoothing eps (train.smoothing_eps). Without Snakemake: `python -m grpo_repro.theory --help`."""
 
 import sys

@@ -234,7 +234,7 @@ def test_training_frame_reads_every_run(tmp_path):
 
 def test_benchmark_list_holds_only_upstream_stages(tmp_path):
     """summary.json's benchmark list: the summary's upstream stages only, sorted; a figure or
-    report job still running when it is written changes nothing (issue 24)."""
+    report job still running when it is written changes nothing."""
     for rel in ("train/b.tsv", "evaluate/a.tsv", "figures/x.tsv", "report/y.tsv", "data/d.tsv"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("s\tmax_rss\n1.0\t10\n")

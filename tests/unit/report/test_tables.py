@@ -211,7 +211,7 @@ def _cut(path, text):
 
 def test_eval_table_refuses_a_damaged_table(tmp_path):
     """A table cut mid-row, a NaN count or a row count that differs from the sidecar's is refused
-    (issue 24: a cut table was read with NaN counts, and shares changed without an error)."""
+    (a cut table was read with NaN counts, and shares changed without an error)."""
     p = tmp_path / "step_4.csv"
     counts_table(["a", "b", "c"], [1, 2, 3], 16).to_csv(p, index=False)
     text = p.read_text()

@@ -1,4 +1,4 @@
-"""Every new or rewritten stage-1 check (items 8-13 of the review, FORMULAS.md Sec. 7) fails when it
+"""Every new or rewritten stage-1 check (docs/theory.md Sec. 7) fails when it
 is fed a wrong claim, a wrong witness or a mutated formula (rule: no check that cannot fail)."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The finite-group checks of stage 1 (theory/finite_group.py, FORMULAS.md Sec. 8, issue 21) pass
+"""The finite-group checks of stage 1 (theory/finite_group.py, docs/theory.md Sec. 8) pass
 unmutated and each fails for a slip in the product (the trainer's advantage, dynamics.finite_group,
 dynamics.maps, the KL gradient) or in the theory's own derivation: no check that cannot fail."""
 

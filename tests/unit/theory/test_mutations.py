@@ -1,4 +1,4 @@
-"""Mutation test of stage 1 (item 12 of the review; issue 22): small mutations of the product's
+"""Mutation test of stage 1: small mutations of the product's
 code (grpo_repro.dynamics: the maps, fixed points and 2-cycles, the oracle, the clipped surrogate,
 Thm 10's measurement) and of the theory's own formulas must each be rejected by the THEORY STAGE
 (some claim fails, or an erratum is no longer demonstrated: the stage exits 1) and, for the older
@@ -9,7 +9,7 @@ Two kinds of mutation: a function replaced in every grpo_repro module that holds
 `from x import f` copies are replaced too; checks look formulas up at call time), and a SOURCE
 mutation of a product module (`_source`: a line of its code edited, the module's functions
 recompiled and swapped in), as a slip in the code would be. The default suite runs the eight
-mutants of issue 22 (FAST); the whole list is marked slow (`pytest -m slow`).
+mutants (FAST); the whole list is marked slow (`pytest -m slow`).
 """
 
 import inspect
@@ -236,7 +236,7 @@ MUTATIONS = [
     ),
 ]
 
-#: the eight mutants of issue 22, as slips in the product's source
+#: the eight mutants, as slips in the product's source
 ISSUE_22 = [
     (
         "boundary no longer absorbs (logit of p_ref clipped to [1e-12, 1 - 1e-12])",

@@ -72,8 +72,8 @@ def test_script_writes_both_files_and_exits_zero(stage):
         k = sum(r["method"] == m for r in stage.records)
         assert f"{k} {m}" in md.split("| id |")[0]
     assert "Not checked here, or true by construction:" in md
-    assert "## Every claim of FORMULAS.md Sec. 1-4, 7 and 8" in md
-    assert md.count("\n| Sec. ") == len(report.FORMULAS_CLAIMS)
+    assert "## Every claim of docs/theory.md Sec. 1-4, 7 and 8" in md
+    assert md.count("\n| Sec. ") == len(report.CLAIMS)
     assert md.count("\n| `") == n  # one table row per record
     log = (stage.tmp / "logs" / "derivations.log").read_text()
     assert "checks passed" in log and "FAIL" not in log
@@ -277,11 +277,11 @@ def test_undemonstrated_erratum_fails_the_stage(tmp_path):
 def test_every_formulas_claim_names_registered_checks():
     ids = set(CHECK_IDS)
     sections = set()
-    for sec, claim, how in report.FORMULAS_CLAIMS:
+    for sec, claim, how in report.CLAIMS:
         sections.add(sec)
         assert claim and (isinstance(how, str) or (how and set(how) <= ids)), claim
     assert sections == {"1", "2", "3", "4", "7", "8"}
-    listed = {i for *_, how in report.FORMULAS_CLAIMS if not isinstance(how, str) for i in how}
+    listed = {i for *_, how in report.CLAIMS if not isinstance(how, str) for i in how}
     # every check of the product's code is tied to a claim of the sheet
     assert {i for i in ids if i.startswith("num.")} <= listed
 

@@ -12,7 +12,7 @@ CHECK_ID = re.compile(r"`((?:adv|err|gibbs|var|rec|num|par|kl|fg|pred)\.[a-z0-9_
 
 
 def claimed_checks() -> set[str]:
-    return {c for _, _, how in report.FORMULAS_CLAIMS if not isinstance(how, str) for c in how}
+    return {c for _, _, how in report.CLAIMS if not isinstance(how, str) for c in how}
 
 
 def test_every_check_the_doc_cites_is_run_for_a_claim():

@@ -3,16 +3,16 @@
 Modules, by section of Mroueh (arXiv 2503.06639):
   weights     Sec. 2, eq. (4), Sec. 5: whitening, w+ / w- / Omega, Dr. weights from A = r - p
   clipping    Sec. 2.2-2.3: weighted contrastive form, clipping identity
-  errata      literal readings of Sec. 2 listed as defects in FORMULAS.md (kind "erratum")
+  errata      literal readings of Sec. 2 listed as defects in docs/theory.md (kind "erratum")
   gibbs       Thm 1, Thm 8: Gibbs optimal policy (stationarity, concavity), PoS, h derived
   recurrence  Sec. 3, Prop. 1, Thm 3, Thm 6 / Lemma 1: h tied to gibbs, h', shape, amplification, B
   orbits      Prop. 1, Thm 6: several fixed points, a stable 2-cycle, local convergence (intervals)
   mirror_dr   Sec. 4-5, Thm 4-5: Mirror, Dr., Mirror Dr. (derived one-step maps), beta_eff
   two_kl      Sec. 5, Lemma 2-3, Thm 9: two KL terms, amplification, fixed points, no monotonicity
   parametric  App. F, Thm 10: event/TV lemma, TV accumulation from the iterates, limsup bound
-  kl_estimator FORMULAS.md Sec. 7: gradients of TRL's k3 estimator, plain and ratio-corrected
+  kl_estimator docs/theory.md Sec. 7: gradients of TRL's k3 estimator, plain and ratio-corrected
   prediction  fixed-point predictions (dynamics.prediction): Gibbs KL, beta_eff, p* monotone in p_ref
-  finite_group FORMULAS.md Sec. 8: finite group size G (Omega_G -> Omega, Dr. GRPO's (G-1)/G law,
+  finite_group docs/theory.md Sec. 8: finite group size G (Omega_G -> Omega, Dr. GRPO's (G-1)/G law,
               brute-force weights via the trainer's advantage, the oracle's stationary p*_G:
               finite_group_exact)
   numerics_*  the product's code (grpo_repro.dynamics: maps, fixed points and 2-cycles, oracle,

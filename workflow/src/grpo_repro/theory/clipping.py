@@ -4,7 +4,7 @@ Checks: the unclipped GRPO objective E_{pi_old}[(pi_theta/pi_old) A] equals the 
 contrastive form w+ P_theta(r=1) - w- P_theta(r=0) (finite outcome space, every reward pattern,
 weights of eq. (4) from weights.py); the clipping identity f(x,A) = A min(x,1+c) (A>0),
 A max(x,1-c) (A<0) (exhaustive case split and numerically); the clipped (indicator) contrastive
-form; the indicator form carries the event mass (corrected first display, FORMULAS.md Sec. 1).
+form; the indicator form carries the event mass (corrected first display, docs/theory.md Sec. 1).
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def clipped_contrastive_numeric(ctx: Context) -> Outcome:
     "adv.indicator_vs_conditional",
     "Corrected first display: E[X 1{r=1}] = P(r=1) E[X | r=1], so "
     "the exact (indicator) contrastive form carries the event mass p_old (resp. 1-p_old)",
-    "Sec. 2.2 (corrected, FORMULAS.md Sec. 1)",
+    "Sec. 2.2 (corrected, docs/theory.md Sec. 1)",
     SEC,
 )
 def indicator_vs_conditional(ctx: Context, k: int = 4) -> Outcome:

@@ -8,8 +8,8 @@ reduced to 0, a sign proven from assumptions, an exhaustive case split, an induc
 rational arithmetic or certified by interval arithmetic with outward rounding, mpmath.iv); or
 `numeric` (>= n_random random points, explicit tolerance, both in the record); a check that raises
 is recorded with method `crashed` (and fails). Kinds: `claim` (a statement of the
-paper, possibly as corrected in FORMULAS.md) and `erratum` (a literal reading of the paper's
-text that FORMULAS.md lists as defective; passed=True means it was shown wrong, as documented).
+paper, possibly as corrected in docs/theory.md) and `erratum` (a literal reading of the paper's
+text that docs/theory.md lists as defective; passed=True means it was shown wrong, as documented).
 """
 
 from __future__ import annotations

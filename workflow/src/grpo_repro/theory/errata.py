@@ -1,4 +1,4 @@
-"""Errata of Sec. 2 (FORMULAS.md Sec. 1, "Known defects"): literal readings shown wrong.
+"""Errata of Sec. 2 (docs/theory.md Sec. 1, "Known defects"): literal readings shown wrong.
 
 Method `exact`: each is shown by an exact rational counterexample. kind = "erratum": passed = True means the literal reading of the paper's text was shown to be
 false (by an exact counterexample), as documented; the corrected statements are separate

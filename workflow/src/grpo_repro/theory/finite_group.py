@@ -1,4 +1,4 @@
-"""FORMULAS.md Sec. 8 (issue 21; not in the paper): GRPO at a finite group size G, each group
+"""docs/theory.md Sec. 8 (not in the paper): GRPO at a finite group size G, each group
 whitened with its OWN mean and spread, eq. (4) with p_hat = k/G for p.
 
 Conditioning a sample on its reward and averaging over the other G - 1 samples (Binomial(G-1, p))
@@ -31,7 +31,7 @@ from . import gibbs as gb
 from . import weights as wts
 from .core import Context, Outcome, equal, log_uniform, numeric_outcome, register
 
-SEC = "FORMULAS.md Sec. 8 (finite group size)"
+SEC = "docs/theory.md Sec. 8 (finite group size)"
 #: group sizes of fg.omega_limit, and the sup error |Omega_G - Omega| allowed at the largest
 LIMIT_G = (4, 8, 16, 64, 256, 1024, 4096)
 OMEGA_LIMIT_TOL = 5e-3
@@ -76,7 +76,7 @@ def group_weights_symbolic(g: int, advantage=None):
     "Omega_G (groups whitened by their own statistics) tends to eq. (4)'s Omega as G grows: "
     "sup over p in [0.05, 0.95] of |Omega_G - Omega| strictly decreases along G = 4..4096, is "
     f"<= {OMEGA_LIMIT_TOL:g} at G = 4096 and shrinks like 1/G (eps = train.smoothing_eps)",
-    "FORMULAS.md Sec. 8",
+    "docs/theory.md Sec. 8",
     SEC,
 )
 def omega_limit(ctx: Context, sizes=LIMIT_G, limit_tol: float = OMEGA_LIMIT_TOL) -> Outcome:
@@ -112,7 +112,7 @@ def omega_limit(ctx: Context, sizes=LIMIT_G, limit_tol: float = OMEGA_LIMIT_TOL)
     "fg.dr_weights",
     "Dr. GRPO (A = r - p_hat, the group's own mean): w+_G = (1 - 1/G)(1-p), w-_G = (1 - 1/G) p "
     "exactly, so the Gibbs step (Thm 8) gives logit p*_G = logit p_ref + (1 - 1/G)/beta",
-    "FORMULAS.md Sec. 8; Sec. 5; Thm 8",
+    "docs/theory.md Sec. 8; Sec. 5; Thm 8",
     SEC,
 )
 def dr_weights(ctx: Context, max_g: int = DR_MAX_G) -> Outcome:
@@ -145,7 +145,7 @@ def dr_weights(ctx: Context, max_g: int = DR_MAX_G) -> Outcome:
     "The product's finite-group Dr. GRPO: dynamics.finite_group's mean-only weights are (G-1)/G "
     "(1-p, p) and dynamics.maps.step_logit('dr_grpo', group_size=G) maps every p to "
     "sigma(logit p_ref + (1 - 1/G)/beta), its fixed point",
-    "FORMULAS.md Sec. 8",
+    "docs/theory.md Sec. 8",
     SEC,
 )
 def dr_law(ctx: Context) -> Outcome:

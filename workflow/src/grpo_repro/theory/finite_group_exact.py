@@ -1,4 +1,4 @@
-"""FORMULAS.md Sec. 8 (issue 21; not in the paper): the finite-group weights and fixed point checked
+"""docs/theory.md Sec. 8 (not in the paper): the finite-group weights and fixed point checked
 by exact enumeration of groups, through the trainer's own advantage (the symbolic and limit checks
 of the same section: theory.finite_group).
 
@@ -8,7 +8,7 @@ of the same section: theory.finite_group).
 - fg.oracle_stationary (numeric): on a free softmax policy over K = 3-4 outcomes the expected GRPO
   gradient (the expectation over all K^G groups computed exactly, G = 4-6, advantages from each
   group's own statistics by paper_advantage, stop-gradient, plus beta grad KL(pi || pi_ref), the
-  theory's KL of FORMULAS.md Sec. 7) is driven to zero; its PoS is the stable p*_G reached from
+  theory's KL of docs/theory.md Sec. 7) is driven to zero; its PoS is the stable p*_G reached from
   p_ref (dynamics.fixed_points with group_size) and is NOT the population p*.
 """
 
@@ -62,7 +62,7 @@ def brute_force_weights(pp: np.ndarray, g: int, eps: float, mean_only: bool):
     "w+_G, w-_G (whitened and mean-only) equal the conditional means of the advantage over an "
     "enumeration of all 2^G reward vectors of a group (G = 2..10), each advantage computed by the "
     "trainer's paper_advantage from the group's own mean and biased spread",
-    "FORMULAS.md Sec. 8; Sec. 2.3, eq. (4)",
+    "docs/theory.md Sec. 8; Sec. 2.3, eq. (4)",
     SEC,
 )
 def brute_force(ctx: Context, max_g: int = BRUTE_MAX_G) -> Outcome:
@@ -167,7 +167,7 @@ def stable_limit(p_ref_, beta_, eps: float, g: int | None, n_iter: int = 400) ->
     "trainer's paper_advantage, plus beta grad KL(pi || pi_ref)) vanishes exactly where the PoS "
     "is the stable p*_G of h_G reached from p_ref (Dr. GRPO: logit p_ref + (1-1/G)/beta), which "
     "differs from the population p*",
-    "FORMULAS.md Sec. 7-8; Thm 1-2",
+    "docs/theory.md Sec. 7-8; Thm 1-2",
     SEC,
 )
 def oracle_stationary(ctx: Context, n_cases: int = 50) -> Outcome:

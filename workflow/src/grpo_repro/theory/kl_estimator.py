@@ -1,4 +1,4 @@
-"""FORMULAS.md Sec. 7 (not in the paper): from the theory's KL(pi || pi_ref) to TRL's k3 estimator.
+"""docs/theory.md Sec. 7 (not in the paper): from the theory's KL(pi || pi_ref) to TRL's k3 estimator.
 
 On a K-outcome softmax pi_theta with samples o ~ pi_theta and r = pi_ref/pi_theta:
 - kl.k3_plain_is_reverse: E_pi[grad k3] = E_pi[(1 - r) grad log pi] = grad KL(pi_ref || pi)
@@ -21,7 +21,7 @@ from grpo_repro.dynamics import kl_estimators as kle
 
 from .core import Context, Outcome, is_zero, iv_function, numeric_outcome, register
 
-SEC = "FORMULAS.md Sec. 7"
+SEC = "docs/theory.md Sec. 7"
 K = 3
 
 
@@ -70,7 +70,7 @@ def _same(a, b) -> bool:
     "kl.k3_plain_is_reverse",
     "Plain k3 = r - 1 - log r on samples from pi (r = pi_ref/pi): E_pi[grad k3] = "
     "E_pi[(1 - r) grad log pi] = grad KL(pi_ref || pi), the REVERSE KL",
-    "FORMULAS.md Sec. 7",
+    "docs/theory.md Sec. 7",
     SEC,
 )
 def k3_plain_is_reverse(ctx: Context) -> Outcome:
@@ -90,7 +90,7 @@ def k3_plain_is_reverse(ctx: Context) -> Outcome:
     "kl.k3_ratio_is_forward",
     "k3 times pi_theta/pi_old (TRL use_bias_correction_kl) at pi_old = pi: "
     "E_pi[log(pi/pi_ref) grad log pi] = grad KL(pi || pi_ref), the theory's KL",
-    "FORMULAS.md Sec. 7",
+    "docs/theory.md Sec. 7",
     SEC,
 )
 def k3_ratio_is_forward(ctx: Context) -> Outcome:
@@ -115,7 +115,7 @@ COUNTER = ((sp.Rational(1, 2), sp.Rational(1, 3), sp.Rational(1, 6)), (sp.Ration
     "kl.k3_plain_not_forward",
     "The plain k3 gradient is not grad KL(pi || pi_ref): at pi = (1/2, 1/3, 1/6), "
     "pi_ref uniform they differ",
-    "FORMULAS.md Sec. 7",
+    "docs/theory.md Sec. 7",
     SEC,
 )
 def k3_plain_not_forward(ctx: Context) -> Outcome:
@@ -153,7 +153,7 @@ def _cs_grad(f, theta):
     "kl.k3_identities_numeric",
     "dynamics.kl_estimators: plain k3 gradient = grad KL(pi_ref||pi), ratio-corrected = "
     "grad KL(pi||pi_ref), against complex-step gradients of the closed-form KLs, K in 2..8",
-    "FORMULAS.md Sec. 7",
+    "docs/theory.md Sec. 7",
     SEC,
 )
 def k3_identities_numeric(ctx: Context) -> Outcome:

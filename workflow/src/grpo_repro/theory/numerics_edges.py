@@ -6,7 +6,7 @@ dynamics.fixed_points are evaluated at the edges and compared with the derived m
 two-event form p_o e^{w+/beta} / (p_o e^{w+/beta} + (1 - p_o) e^{-w-/beta}) (gibbs.gibbs_pos of
 the variant's anchor, mirror_dr.pos_step; the two-KL anchor PoS of Lemma 2-3), which is defined
 at p_o in {0, 1}; limits (eps = 0, Omega -> inf) are taken by sympy. Also the erratum of Prop. 1
-at eps = 0 (FORMULAS.md Sec. 3): h's limits at 0 and 1 are both 1, so h is not discontinuous as
+at eps = 0 (docs/theory.md Sec. 3): h's limits at 0 and 1 are both 1, so h is not discontinuous as
 stated.
 """
 

@@ -1,7 +1,7 @@
 """The finite-policy oracle the figures use (grpo_repro.dynamics.oracle, oracle_sgd, thm10) against
 the derived maps: the exact Gibbs step (Thm 8, Lemma 2-3, Thm 9), the clipped surrogate's
 gradient (Sec. 2.2), Thm 10's one-step errors delta_n (App. F), and the stationary points of
-GRPO's gradient dynamics with TRL's ratio-corrected k3 estimator (FORMULAS.md Sec. 7).
+GRPO's gradient dynamics with TRL's ratio-corrected k3 estimator (docs/theory.md Sec. 7).
 
 - num.oracle_gibbs_step: the PoS of oracle.gibbs_step on every variant's anchor equals
   dynamics.maps.step_logit (itself tied to the derived maps by num.recurrences_vs_symbolic and
@@ -13,7 +13,7 @@ GRPO's gradient dynamics with TRL's ratio-corrected k3 estimator (FORMULAS.md Se
   (central differences).
 - num.thm10_delta: thm10.compare's delta_n is the one-step error TV(pi~_n, T pi~_{n-1}) computed
   here, and the step condition it tests fails where the update expands TV (par.tv_can_expand).
-- kl.stationary_points: FORMULAS.md Sec. 7's last sentence.
+- kl.stationary_points: docs/theory.md Sec. 7's last sentence.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from .core import Context, Outcome, log_uniform, numeric_outcome, register
 from .numerics_maps import mp_function
 
 SEC = "numerics (grpo_repro.dynamics, oracle)"
-#: kl.stationary_points' 6-outcome example of the plain k3 estimator's miss (FORMULAS.md Sec. 7)
+#: kl.stationary_points' 6-outcome example of the plain k3 estimator's miss (docs/theory.md Sec. 7)
 EXAMPLE_PI = (0.3, 0.25, 0.2, 0.12, 0.08, 0.05)
 
 
@@ -165,7 +165,7 @@ def _kl_reference(lp, anchors, beta, kl, idx):
     "the clipped surrogate clipped_objective(ratio, A, clip_eps) minus beta times the KL term "
     "(exact, or k3 on the samples), and its gradient is that objective's gradient; "
     "oracle_sgd.group_advantage is eq. (4) at the group's p_hat (mean-only: r - p_hat)",
-    "Sec. 2.2 (GRPO-Clip); FORMULAS.md Sec. 7",
+    "Sec. 2.2 (GRPO-Clip); docs/theory.md Sec. 7",
     SEC,
 )
 def clipped_surrogate(ctx: Context, fd_tol: float = 1e-6) -> Outcome:
@@ -313,8 +313,8 @@ def _gradient(theta, log_ref, reward, beta, eps, ratio=True):
     "With TRL's ratio-corrected k3 estimator and a policy free per prompt, the stationary points "
     "of GRPO's gradient dynamics (advantage weights at the current policy) are the fixed points "
     "p = h(p); with plain k3 they are not",
-    "FORMULAS.md Sec. 7",
-    "FORMULAS.md Sec. 7",
+    "docs/theory.md Sec. 7",
+    "docs/theory.md Sec. 7",
 )
 def stationary_points(ctx: Context) -> Outcome:
     rng = ctx.rng
@@ -358,7 +358,7 @@ def stationary_points(ctx: Context) -> Outcome:
             if ier == 1 and interior and np.max(np.abs(g)) < 1e-12:
                 errs.append(min(abs(p - f) for f in fps) / max(p, 1e-3) * 1e-3)
                 n_stat += 1
-    # the stage's own 6-outcome example (FORMULAS.md's is unstated): pi = EXAMPLE_PI, pi_ref uniform
+    # the stage's own 6-outcome example (docs/theory.md's is unstated): pi = EXAMPLE_PI, pi_ref uniform
     theta, log_u = np.log(EXAMPLE_PI), np.full(6, -np.log(6))
     example = float(
         np.max(np.abs(kle.estimator_grad(theta, log_u) - kle.grad_kl_forward(theta, log_u)))
@@ -382,7 +382,7 @@ def stationary_points(ctx: Context) -> Outcome:
         "random 6-outcome prompts; with plain k3 the "
         f"gradient there is NOT 0 (min max|grad| {min(plain_miss):.3g}); on the 6-outcome "
         f"example pi = {EXAMPLE_PI}, pi_ref uniform, the plain k3 gradient misses "
-        f"grad KL(pi || pi_ref) by {example:.3f} (max abs over the logits; FORMULAS.md quotes 0.08 "
+        f"grad KL(pi || pi_ref) by {example:.3f} (max abs over the logits; docs/theory.md quotes 0.08 "
         "for an unstated example)",
         n_pts,
     )

@@ -90,7 +90,7 @@ TWO_CYCLE = dict(
     "rec.stable_two_cycle",
     "No global convergence: at beta = 5, p_ref = 0.001, eps = 1e-5 (the paper's divergent "
     "example) h has a stable 2-cycle ~ 0.0023380 <-> 0.0587158 with multiplier ~ 0.77",
-    "Sec. 3 (Thm 6 discussion); FORMULAS.md Sec. 3",
+    "Sec. 3 (Thm 6 discussion); docs/theory.md Sec. 3",
     SEC,
 )
 def stable_two_cycle(ctx: Context, case=None) -> Outcome:

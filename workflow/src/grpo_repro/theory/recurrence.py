@@ -232,7 +232,7 @@ def boundaries(ctx: Context) -> Outcome:
     "rec.h_at_one",
     "With eps > 0 and 0 < p_ref < 1, h(1) = sigma(logit p_ref + 1/(beta sqrt eps)) < 1: "
     "p = 1 is not an exact fixed point",
-    "Sec. 3 (FORMULAS.md Sec. 3)",
+    "Sec. 3 (docs/theory.md Sec. 3)",
     SEC,
 )
 def h_at_one(ctx: Context) -> Outcome:

@@ -27,8 +27,8 @@ NOT_CHECKED = (
     "The experiment of Sec. 6 is not checked here (training and evaluation stages).",
 )
 
-#: every claim of FORMULAS.md Sec. 1-4, 7 and 8: (section, claim, check ids, or why not checked)
-FORMULAS_CLAIMS = (
+#: every claim of docs/theory.md Sec. 1-4, 7 and 8: (section, claim, check ids, or why not checked)
+CLAIMS = (
     ("1", "Binary reward: mean p, variance p(1-p)", ("adv.bernoulli_moments",)),
     (
         "1",
@@ -239,10 +239,10 @@ FORMULAS_CLAIMS = (
 
 
 def claims_table(records: list[dict]) -> list[str]:
-    """Markdown rows: each FORMULAS.md claim with its checks' methods and results."""
+    """Markdown rows: each docs/theory.md claim with its checks' methods and results."""
     by_id = {r["id"]: r for r in records}
-    rows = ["| FORMULAS.md | claim | checks | methods | result |", "|---|---|---|---|---|"]
-    for sec, claim, how in FORMULAS_CLAIMS:
+    rows = ["| docs/theory.md | claim | checks | methods | result |", "|---|---|---|---|---|"]
+    for sec, claim, how in CLAIMS:
         if isinstance(how, str):
             rows.append(f"| Sec. {sec} | {_cell(claim)} | - | not checked: {_cell(how)} | - |")
             continue
@@ -280,14 +280,14 @@ def to_markdown(records: list[dict], summary: dict, params: dict) -> str:
         *[f"- `{m}` ({summary[m]} checks): {METHOD_TEXT[m]}." for m in (*METHODS, CRASHED)],
         "",
         "Kind `erratum`: PASS means the paper's literal reading was shown WRONG, as documented in "
-        "FORMULAS.md; the corrected statement is the related `claim`. Every check can fail: "
+        "docs/theory.md; the corrected statement is the related `claim`. Every check can fail: "
         "tests/unit/theory feeds each one a wrong claim or a mutated formula.",
         "",
         "Not checked here, or true by construction:",
         "",
         *[f"- {t}" for t in NOT_CHECKED],
         "",
-        "## Every claim of FORMULAS.md Sec. 1-4, 7 and 8, and how it is checked",
+        "## Every claim of docs/theory.md Sec. 1-4, 7 and 8, and how it is checked",
         "",
         *claims_table(records),
         "",
