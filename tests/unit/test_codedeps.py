@@ -1,6 +1,8 @@
 """grpo_repro.codedeps: the import closure of a script within the package (every import statement,
 relative ones and those inside functions; parent packages' __init__ modules included)."""
 
+from pathlib import Path
+
 from grpo_repro.codedeps import closure
 
 
@@ -51,3 +53,11 @@ def test_closure_of_a_module_name(tmp_path):
     )
     got = {p.split("src/")[1] for p in closure(["grpo_repro.m"], src)}
     assert got == {"grpo_repro/__init__.py", "grpo_repro/m.py", "grpo_repro/n.py"}
+
+
+def test_package_imports_go_one_way():
+    """models (loading and saving policies) imports nothing of data (the prompt sets and the
+    organism's tokenizers), which reads models: no cycle behind lazy imports."""
+    src = Path(__file__).resolve().parents[2] / "workflow" / "src"
+    models = closure(["grpo_repro.models"], src)
+    assert models and not [f for f in models if "/data/" in f], models

@@ -24,6 +24,12 @@ from pathlib import Path
 ORGANISM_MARKER = "organism.json"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 GENERIC_TOKENIZER = "PreTrainedTokenizerFast"
+#: Qwen2 / Qwen2.5 pre-tokenisation regex (tokenizer.json of Qwen/Qwen2.5-0.5B-Instruct): a
+#: byte-level BPE split by it is Qwen2Tokenizer's (grpo_repro.data.bpe builds the organism's)
+QWEN2_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 SKIP_WEIGHTS = {"training_args.bin", "optimizer.pt", "scheduler.pt", "rng_state.pth", "scaler.pt"}
 
 
@@ -69,9 +75,11 @@ def declared_tokenizer_class(path: str | Path) -> str | None:
 def load_tokenizer(name_or_path: str | Path):
     path = Path(name_or_path)
     if (path / ORGANISM_MARKER).exists() or declared_tokenizer_class(path) == GENERIC_TOKENIZER:
-        from grpo_repro.data.tokenizer import load_tokenizer as load_word_level
+        from transformers import PreTrainedTokenizerFast
 
-        return load_word_level(path)  # the file as saved (PreTrainedTokenizerFast)
+        tok = PreTrainedTokenizerFast.from_pretrained(str(path))  # the file as saved
+        tok.padding_side = "left"
+        return tok
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(name_or_path), trust_remote_code=False)
@@ -153,8 +161,6 @@ def standardize_tokenizer_config(model_dir: Path, tokenizer) -> None:
     tokenizer.json (Qwen2Tokenizer for a byte-level BPE with Qwen2's pre-tokenizer, the organism's
     BPE; PreTrainedTokenizerFast for anything else, the word-level organism) and the pipeline's
     left padding, so that outside tools need no project code (module docstring)."""
-    from grpo_repro.data.bpe import QWEN2_PATTERN
-
     path = Path(model_dir) / "tokenizer_config.json"
     cfg = json.loads(path.read_text())
     backend = json.loads(tokenizer.backend_tokenizer.to_str())

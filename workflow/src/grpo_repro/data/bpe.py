@@ -17,11 +17,8 @@ from __future__ import annotations
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
-#: Qwen2 / Qwen2.5 pre-tokenisation regex (tokenizer.json of Qwen/Qwen2.5-0.5B-Instruct)
-QWEN2_PATTERN = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
+from grpo_repro.models import QWEN2_PATTERN  # the pre-tokenisation that makes it Qwen2's
+
 PAD, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 #: Qwen2.5-Instruct's chat template without the tool-call branches

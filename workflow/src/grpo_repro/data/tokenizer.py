@@ -2,14 +2,13 @@
 tokenizer. Every integer 0..max_value is one token (a character-level tokenizer failed to learn to
 copy numbers: held-out success 0.07 after 5 min of SFT). Spaces are dropped; newlines are tokens.
 
-Load a saved one with `load_tokenizer` (PreTrainedTokenizerFast), never AutoTokenizer: with
+Load a saved one with grpo_repro.models.load_tokenizer (PreTrainedTokenizerFast), never AutoTokenizer: with
 model_type=qwen2 in config.json, AutoTokenizer silently builds a byte-level Qwen2 tokenizer.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
@@ -37,9 +36,3 @@ def build_tokenizer(texts, max_value: int = 999) -> PreTrainedTokenizerFast:
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, **SPECIALS)
     fast.padding_side = "left"  # generation pads on the left (training and evaluation agree)
     return fast
-
-
-def load_tokenizer(path: str | Path) -> PreTrainedTokenizerFast:
-    tok = PreTrainedTokenizerFast.from_pretrained(str(path))
-    tok.padding_side = "left"
-    return tok
