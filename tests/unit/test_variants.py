@@ -33,7 +33,7 @@ def toy(monkeypatch):
 
 
 def test_registry_order_and_fields():
-    assert reg.names(trained=True) == ("grpo", "mirror", "dr_grpo", "mirror_dr")
+    assert reg.names(trained=True) == ("grpo", "mirror", "dr_grpo", "mirror_dr", "two_kl")
     assert reg.names()[4:] == ("two_kl", "two_kl_dr")
     assert [(v.anchor, v.mean_only) for v in reg.VARIANTS[:4]] == [
         ("reference", False),
@@ -87,7 +87,30 @@ def test_trainer_settings_come_from_the_record(toy):
     assert trl_settings("mirror", "trl")["sync_ref_model"] is True
     assert trl_settings(toy, "trl")["sync_ref_model"] is False
     with pytest.raises(ValueError, match="not trained"):
+        trl_settings("two_kl_dr", "paper")
+
+
+def test_two_kl_trains_with_pi_ref_as_trl_reference_and_both_weights():
+    """two_kl (Lemma 2, Thm 9): TRL's settings are grpo's (reference pi_ref, no sync) plus the
+    weights of beta's two KL terms; the other variants carry no weights, whatever alpha."""
+    two = trl_settings("two_kl", "paper", 0.3)
+    assert two.pop("kl_weights") == pytest.approx((0.3, 0.7))
+    assert two == trl_settings("grpo", "paper")
+    assert trl_settings("grpo", "paper", 0.3) == trl_settings("grpo", "paper")
+    with pytest.raises(ValueError, match="alpha"):
         trl_settings("two_kl", "paper")
+
+
+def test_overlay_has_no_two_kl_prediction():
+    """Thm 9's recurrence needs Delta_R, not measured: NaN, unconverged, with a note; the other
+    variants' predictions are finite or +-inf."""
+    p_ref = np.array([0.0, 0.2, 0.6])
+    x, conv = overlay.limit_logit("two_kl", p_ref, 2.0, 1e-5)
+    assert np.isnan(x).all() and not conv.any()
+    assert np.isnan(overlay.iterates_logit("two_kl", p_ref, 2.0, 1e-5, 3)).all()
+    assert "Delta_R" in overlay.note("two_kl", "paper") and overlay.note("grpo", "paper") == ""
+    for v in ("grpo", "mirror", "dr_grpo", "mirror_dr"):
+        assert not np.isnan(overlay.limit_logit(v, p_ref, 2.0, 1e-5)[0]).any()
 
 
 def test_figures_report_and_fixed_point_stage_pick_it_up(toy, default_config):
@@ -127,6 +150,19 @@ def test_schema_accepts_a_registered_variant_and_names_the_key(toy, default_conf
     bad = copy.deepcopy(default_config)
     bad["fixed_point"]["runs"] = ["ppo/k3"]
     assert [k for k, _ in cfg.schema_errors(bad)] == [["fixed_point", "runs", 0]]
+
+
+def test_schema_takes_two_kl_as_a_variant_not_as_a_fixed_point_run(default_config):
+    good = copy.deepcopy(default_config)
+    good["variants"] = ["two_kl"]
+    good["replicates"]["variants"] = ["two_kl"]
+    assert cfg.schema_errors(good) == []
+    bad = copy.deepcopy(default_config)
+    bad["fixed_point"]["runs"] = ["two_kl/k3_ratio"]  # its prediction would need alpha, Delta_R
+    assert [k for k, _ in cfg.schema_errors(bad)] == [["fixed_point", "runs", 0]]
+    bad = copy.deepcopy(default_config)
+    bad["train"]["two_kl_alpha"] = 1.0  # alpha in (0, 1)
+    assert [k for k, _ in cfg.schema_errors(bad)] == [["train", "two_kl_alpha"]]
 
 
 def test_schema_without_the_record_refuses_it(default_config):

@@ -25,6 +25,16 @@ def test_default_graph():
     assert counts["report_temperature"] == 1
 
 
+def test_two_kl_graph():
+    """variants: [two_kl] (Lemma 2, Thm 9): the schema accepts it (a trained record) and the
+    graph has its train, evaluate and report jobs (replicates.variants must be among `variants`)."""
+    counts = job_counts(
+        dry_run("--config", "variants=[two_kl]", 'replicates={"variants": ["two_kl"]}')
+    )
+    assert counts.get("train_grpo") == 3 and counts.get("evaluate_run") == 3  # 3 GRPO seeds
+    assert counts["report_temperature"] == 1 and counts["evaluate_reference"] == 1
+
+
 def test_paper_graph(monkeypatch):
     counts = job_counts(dry_run("--configfile", "config/paper.yaml"))
     assert counts.get("train_grpo") == 4

@@ -56,7 +56,7 @@ use rule train_grpo as replicate_train with:
     benchmark:
         f"{BENCH}/replicates/seed_{{rep}}/train_grpo_{{variant}}_seed_{{seed}}.tsv"
     params:
-        settings=lambda w: {**TRAIN_CONFIG, "seed": int(w.rep)},
+        settings=lambda w: {**cfg.train_settings(config, w.variant), "seed": int(w.rep)},
         ref=lambda w: f"{rep_root(w)}/train/ref/model",
         n_epoch_prompts=N_EPOCH_PROMPTS,
 

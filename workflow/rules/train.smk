@@ -57,7 +57,8 @@ rule train_grpo:
         # experiment tracking changes no result: a resource, not a param, so it reruns nothing
         report_to=cfg.speed_setting(config, "train", "report_to"),
     params:
-        settings=TRAIN_CONFIG,  # only what training reads: other keys never retrain
+        # only what training reads: other keys never retrain (train.two_kl_alpha: two-KL runs only)
+        settings=lambda w: cfg.train_settings(config, w.variant),
         ref=REF_MODEL,
         n_epoch_prompts=N_EPOCH_PROMPTS,
     script:

@@ -31,13 +31,15 @@ class ConfigError(ValueError):
 def load_schema() -> dict:
     """The schema with the variant names of the registry grpo_repro.variants filled in (read at
     call time): $defs variant (trained variants), one_anchor (of them, one KL anchor) and the
-    {variant} alternation of fp_kind's pattern."""
+    {variant} alternation of fp_kind's pattern (one-anchor ones: the fixed-point stage's
+    predictions and run settings have no two-KL alpha)."""
     schema = yaml.safe_load(SCHEMA_PATH.read_text())
     trained = [v for v in reg.VARIANTS if v.trained]
     defs = schema["$defs"]
     defs["variant"]["enum"] = [v.name for v in trained]
-    defs["one_anchor"]["enum"] = [v.name for v in trained if v.anchor != "two_kl"]
-    alternation = "(" + "|".join(v.name for v in trained) + ")"
+    one_anchor = [v.name for v in trained if v.anchor != "two_kl"]
+    defs["one_anchor"]["enum"] = one_anchor
+    alternation = "(" + "|".join(one_anchor) + ")"
     defs["fp_kind"]["pattern"] = defs["fp_kind"]["pattern"].replace("{variant}", alternation)
     return schema
 
@@ -486,12 +488,16 @@ def eval_settings(config: dict) -> dict:
     }
 
 
-def train_settings(config: dict) -> dict:
-    """What a GRPO run reads (its params and resume fingerprint): the data seed,
-    the train section without the list of GRPO seeds (adding a seed retrains only that seed) and
+def train_settings(config: dict, variant: str | None = None) -> dict:
+    """What a GRPO run of `variant` reads (its params and resume fingerprint): the data seed,
+    the train section without the list of GRPO seeds (adding a seed retrains only that seed),
     without its speed-only keys (SPEED_ONLY: train.report_to reaches the run through
-    grpo_repro.train.launch.launch's `report_to`), and the reward's answer mode."""
-    train = {k: v for k, v in without_speed_only(config)["train"].items() if k != "seeds"}
+    grpo_repro.train.launch.launch's `report_to`) and, unless `variant` is a two-KL variant
+    (Lemma 2, Thm 9), without train.two_kl_alpha (changing it retrains no other variant); and the
+    reward's answer mode."""
+    two_kl = variant is not None and reg.get(variant).anchor == "two_kl"
+    drop = {"seeds"} if two_kl else {"seeds", "two_kl_alpha"}
+    train = {k: v for k, v in without_speed_only(config)["train"].items() if k not in drop}
     return {
         "seed": config["seed"],
         "train": train,

@@ -52,7 +52,7 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("mirror", "previous", False, "Mirror GRPO", "#d62728", True, "#ff9896"),  # red
     Variant("dr_grpo", "reference", True, "Dr. GRPO", "#2ca02c", True),  # green
     Variant("mirror_dr", "previous", True, "Mirror Dr. GRPO", "#ff7f0e", True),  # orange
-    Variant("two_kl", "two_kl", False, "two-KL GRPO", "#9467bd", False),  # purple
+    Variant("two_kl", "two_kl", False, "two-KL GRPO", "#9467bd", True),  # purple
     Variant("two_kl_dr", "two_kl", True, "two-KL Dr. GRPO", "#8c564b", False),  # brown
 )
 

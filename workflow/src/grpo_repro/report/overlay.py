@@ -9,6 +9,9 @@ in grpo_repro.variants (KL anchor, mean-only or not):
   pi_ref, mean-only   (Dr. GRPO, Sec. 5)   x_n = logit p_ref + 1/beta  (fixed point after one step)
   pi_{n-1}, mean-only (Mirror Dr., Sec. 5) x_n = logit p_ref + n/beta            -> p_n -> 1
 beta and eps are the training run's own (results/train/{variant}/run.json, key "config").
+The two-KL variant (Thm 9), x_n = alpha logit p_ref + (1-alpha) x_{n-1} + Delta_R,n + Omega/beta,
+needs the Renyi term Delta_R,n of each iteration, which checkpoint PoS do not measure: its
+predictions are NaN, with a note (`no_prediction`).
 
 Checkpoints are NOT iterations. One iteration of the paper is an exact KL-regularised argmax with
 the advantage weights frozen at p_{n-1}; TRL instead takes mu (num_iterations) gradient steps on
@@ -53,8 +56,16 @@ def _logit(p):
         return np.log(p) - np.log1p(-p)
 
 
+def no_prediction(variant: str) -> bool:
+    """True for the two-KL variants: Thm 9's recurrence needs Delta_R, not measured (module doc)."""
+    return reg.get(variant).anchor == "two_kl"
+
+
 def iterates_logit(variant: str, p_ref, beta: float, eps: float, n_iter: int) -> np.ndarray:
-    """Predicted logits x_0..x_{n_iter} (axis 0 = n) from p_0 = p_ref (array of prompts)."""
+    """Predicted logits x_0..x_{n_iter} (axis 0 = n) from p_0 = p_ref (array of prompts); NaN
+    for a variant without a prediction (no_prediction)."""
+    if no_prediction(variant):
+        return np.full((n_iter + 1, *np.shape(p_ref)), np.nan)
     return dynamics.recurrence(
         variant, np.asarray(p_ref, float), beta, eps, n_iter, return_logits=True
     )
@@ -67,14 +78,16 @@ def limit_logit(variant: str, p_ref, beta: float, eps: float) -> tuple[np.ndarra
     otherwise the iterate N_LIMIT from p_ref, flagged unconverged if it still moves (e.g. a
     2-cycle). pi_ref anchor, mean-only (Dr. GRPO): the fixed point logit p_ref + 1/beta.
     pi_{n-1} anchor (mirror): p -> 1 (+inf) for interior p_ref. p_ref = 0 stays 0 and p_ref = 1
-    stays 1 for every variant.
+    stays 1 for every variant. Two-KL (no_prediction): NaN, not converged.
     """
     p_ref = np.asarray(p_ref, float)
     x_ref = _logit(p_ref)
     out = np.empty_like(p_ref)
     conv = np.ones(p_ref.shape, bool)
     v = reg.get(variant)
-    if v.anchor == "previous":
+    if no_prediction(variant):
+        out[:], conv[:] = np.nan, False
+    elif v.anchor == "previous":
         out[:] = np.where(p_ref > 0, np.inf, -np.inf)
     elif v.anchor == "reference" and v.mean_only:
         out[:] = np.where(np.isinf(x_ref), x_ref, x_ref + 1.0 / beta)
@@ -109,6 +122,11 @@ def train_params(run_config: dict) -> dict:
 
 
 def note(variant: str, advantage: str) -> str:
+    if no_prediction(variant):
+        return (
+            "two-KL: its recurrence (Thm 9) needs the Renyi term Delta_R of each iteration, which "
+            "the checkpoints do not measure: no prediction"
+        )
     if advantage == "trl" and not reg.get(variant).mean_only:  # TRL's std, not eq. (4)
         return (
             "trained with TRL's (r-mean)/(std+1e-4) advantage, not eq. (4): the recurrence with "
@@ -233,7 +251,9 @@ def overlay_summary(traj: pd.DataFrame) -> pd.DataFrame:
                 "n_prompts": len(f),
                 "n_interior": int(interior.sum()),
                 "frac_amplified_measured": float(np.mean(p_fin > p_ref)),
-                "frac_amplified_predicted": float(np.mean(x_lim > x_ref)),
+                "frac_amplified_predicted": float("nan")
+                if no_prediction(variant)
+                else float(np.mean(x_lim > x_ref)),
                 "frac_amplified_measured_interior": float(
                     np.mean(p_fin[interior] > p_ref[interior])
                 )

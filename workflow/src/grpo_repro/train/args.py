@@ -54,7 +54,7 @@ def grpo_args(
 ) -> tuple[dict, dict]:
     """(GRPOConfig kwargs, extra settings) with every hyperparameter explicit."""
     train = config["train"]
-    settings = trl_settings(variant, train["advantage"])
+    settings = trl_settings(variant, train["advantage"], train.get("two_kl_alpha"))
     runtime = config.get(RUNTIME, {})
     if uses_server(train) and not runtime.get("vllm_server_base_url"):
         raise ValueError(
@@ -162,4 +162,7 @@ def grpo_args(
         "smoothing_eps": train["smoothing_eps"] if settings["paper_advantage"] else None,
         "devices": devices,
     }
+    if "kl_weights" in settings:  # two-KL variants only: the other variants' settings never change
+        extra["two_kl_alpha"] = float(train["two_kl_alpha"])
+        extra["kl_weights"] = list(settings["kl_weights"])
     return kwargs, extra

@@ -73,6 +73,8 @@ def build_trainer(
         **({} if fast is None else {"fast_options": fast}),
     )
     trainer.paper_eps = extra["smoothing_eps"]
+    if "kl_weights" in extra:  # the two-KL loss (grpo_repro.train.two_kl); None: TRL's
+        trainer.kl_weights = tuple(extra["kl_weights"])
     return trainer, args, extra
 
 

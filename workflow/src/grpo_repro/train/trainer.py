@@ -1,6 +1,7 @@
 """The project's GRPO trainer: TRL 1.16's GRPOTrainer with the paper's smoothed whitened advantage,
-eq. (4) (grpo_repro.train.variants.paper_advantage), an epoch-seeded prompt order and the mirror
-variants' anchor restored on resume (Sec. 2 objective, Sec. 6 experiment).
+eq. (4) (grpo_repro.train.variants.paper_advantage), an epoch-seeded prompt order, the mirror
+variants' anchor restored on resume and the two-KL variants' loss (Lemma 2, Thm 9;
+grpo_repro.train.two_kl) (Sec. 2 objective, Sec. 6 experiment).
 
 This module imports TRL at its top: it (and grpo_repro.train.fast, which subclasses it) is imported
 lazily, in grpo_repro.train.grpo.build_trainer, so that the rest of the package loads without TRL.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from trl import GRPOTrainer
 from trl.trainer.utils import RepeatSampler
 
+from grpo_repro.train.two_kl import two_kl_loss
 from grpo_repro.train.variants import paper_advantage
 
 
@@ -31,9 +33,11 @@ class EpochSeededRepeatSampler(RepeatSampler):
 
 
 class PaperGRPOTrainer(GRPOTrainer):
-    """GRPOTrainer with the paper's eq. (4) advantage when `paper_eps` is set (else TRL's)."""
+    """GRPOTrainer with the paper's eq. (4) advantage when `paper_eps` is set (else TRL's), and the
+    two-KL loss when `kl_weights` = (w_ref, w_prev) is set (else TRL's loss, unchanged)."""
 
     paper_eps: float | None = None
+    kl_weights: tuple[float, float] | None = None  # two-KL variants only (grpo_repro.train.two_kl)
 
     def _get_train_sampler(self, dataset=None):
         base = super()._get_train_sampler(dataset)
@@ -61,3 +65,10 @@ class PaperGRPOTrainer(GRPOTrainer):
                 out["advantages"], self.num_generations, self.paper_eps
             )
         return out
+
+    def _compute_loss(self, model, inputs):
+        """TRL's loss; two-KL variants: beta [w_ref KL(pi || pi_ref) + w_prev KL(pi || pi_{n-1})]
+        in place of TRL's KL term (Lemma 2, Thm 9; grpo_repro.train.two_kl.two_kl_loss)."""
+        if self.kl_weights is None or self.beta == 0.0:
+            return super()._compute_loss(model, inputs)
+        return two_kl_loss(self, super()._compute_loss, model, inputs)

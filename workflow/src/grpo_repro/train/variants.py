@@ -8,6 +8,9 @@ its TRL settings (`trl_settings`):
 | anchor                 | reference   | KL to pi_ref (Thm 1-2): no reference sync              |
 | anchor                 | previous    | KL to the previous policy (Thm 4-5): sync_ref_model,   |
 |                        |             | mixup alpha 1, sync every step                         |
+| anchor                 | two_kl      | KL to pi_ref (no sync) and to the sampling policy,     |
+|                        |             | weights kl_weights(train.two_kl_alpha) (Lemma 2, Thm 9:|
+|                        |             | grpo_repro.train.two_kl)                               |
 | mean_only              | False       | scale_rewards group (or the paper's eq. 4)             |
 | mean_only              | True        | A = r - p (Dr. GRPO): scale_rewards none               |
 
@@ -28,11 +31,13 @@ from __future__ import annotations
 from grpo_repro import variants as reg
 
 
-def trl_settings(variant: str, advantage: str) -> dict:
+def trl_settings(variant: str, advantage: str, alpha: float | None = None) -> dict:
     """GRPOConfig keyword arguments that define `variant` (advantage: 'paper' or 'trl'), from its
-    record in grpo_repro.variants.
+    record in grpo_repro.variants; alpha: the two-KL weight (train.two_kl_alpha), read only by the
+    two-KL variants.
 
-    `paper_advantage` is not a TRL field: it switches on the eq. (4) rescaling of PaperGRPOTrainer.
+    `paper_advantage` is not a TRL field: it switches on the eq. (4) rescaling of PaperGRPOTrainer;
+    `kl_weights` (two-KL variants only, no key otherwise) the loss of grpo_repro.train.two_kl.
     """
     v = reg.get(variant, key="config key variants")
     if not v.trained:
@@ -53,6 +58,8 @@ def trl_settings(variant: str, advantage: str) -> dict:
         "ref_model_sync_steps": 1 if sync else 512,  # 512 = TRL default, unused
         "paper_advantage": advantage == "paper" and not v.mean_only,
     }
+    if v.anchor == "two_kl":  # pi_ref as TRL's reference (no sync) + the sampling policy's term
+        settings["kl_weights"] = v.kl_weights(alpha)
     return settings
 
 
