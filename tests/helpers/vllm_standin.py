@@ -184,3 +184,12 @@ def module() -> types.ModuleType:
     LLM.spawn, LLM.reorder = False, None
     mod.LLM, mod.SamplingParams = LLM, SamplingParams
     return mod
+
+
+def install(monkeypatch) -> types.ModuleType:
+    """A fresh stand-in installed as `vllm` for one test (pytest's monkeypatch undoes it)."""
+    import sys
+
+    mod = module()
+    monkeypatch.setitem(sys.modules, "vllm", mod)
+    return mod

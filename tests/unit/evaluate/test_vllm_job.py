@@ -24,9 +24,7 @@ STEPS = (0, 40, 80)
 
 @pytest.fixture
 def vllm(monkeypatch):
-    mod = vllm_standin.module()
-    monkeypatch.setitem(sys.modules, "vllm", mod)
-    return mod
+    return vllm_standin.install(monkeypatch)
 
 
 @pytest.fixture(scope="module")

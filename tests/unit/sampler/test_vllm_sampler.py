@@ -5,8 +5,6 @@ results back to prompts (greedy completions and the evaluation table equal the H
 a clear error when results come back out of order, and close() shutting the engine down. The
 real engine is checked on a GPU only."""
 
-import sys
-
 import numpy as np
 import pytest
 import torch
@@ -24,9 +22,7 @@ GREEDY = SamplingParams(temperature=0.0, max_new_tokens=10)
 
 @pytest.fixture
 def vllm(monkeypatch):
-    mod = vllm_standin.module()
-    monkeypatch.setitem(sys.modules, "vllm", mod)
-    return mod
+    return vllm_standin.install(monkeypatch)
 
 
 @pytest.fixture(scope="module")
