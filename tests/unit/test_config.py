@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from grpo_repro import config as cfg
+from grpo_repro.config_checks import RENAMED_KEYS
 from tests.helpers import ROOT, snakemake
 
 DEFAULT = ROOT / "config" / "config.yaml"
@@ -71,7 +72,7 @@ def test_smoke_without_its_base_is_refused():
     assert "--configfile config/paper.yaml config/smoke.yaml" in msg
 
 
-@pytest.mark.parametrize("old,new", [(k, v) for k, v in cfg.RENAMED_KEYS.items()])
+@pytest.mark.parametrize("old,new", [(k, v) for k, v in RENAMED_KEYS.items()])
 def test_renamed_data_keys_are_refused_naming_the_new_one(tmp_path, old, new):
     mine = tmp_path / "mine.yaml"
     mine.write_text(f"seed: 0\n{old[0]}:\n  {old[1]}: workflow/resources/gsm8k/train.jsonl\n")

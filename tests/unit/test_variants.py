@@ -129,8 +129,9 @@ def test_figures_report_and_fixed_point_stage_pick_it_up(toy, default_config):
         overlay.limit_logit(TWIN, p_ref, 2.0, 1e-5),
     )
     assert np.array_equal(got[0], want[0])
-    run = runs.parse(f"{toy}_k3_ratio_G4/beta_2/seed_1")
-    assert (run.variant, run.kl, run.setting) == (toy, "k3_ratio", "G4")
+    fp = {**default_config["fixed_point"], "runs": [f"{toy}/k3_ratio"], "group_sizes": [4]}
+    run = runs.table(fp, 8, alpha=0.5)[f"{toy}_k3_ratio/beta_2/seed_1"]
+    assert (run.variant, run.kl, run.setting, run.group_size) == (toy, "k3_ratio", "", 8)
     pt = compare.predict(toy, p_ref, 2.0, 1e-5, p_ref, p_ref)
     assert pt.equals(compare.predict(TWIN, p_ref, 2.0, 1e-5, p_ref, p_ref))
     assert runs.tabular_variants({"runs": [f"{toy}/k3", "mirror/k3"]}) == [toy]
@@ -152,14 +153,15 @@ def test_schema_accepts_a_registered_variant_and_names_the_key(toy, default_conf
     assert [k for k, _ in cfg.schema_errors(bad)] == [["fixed_point", "runs", 0]]
 
 
-def test_schema_takes_two_kl_as_a_variant_not_as_a_fixed_point_run(default_config):
+def test_schema_takes_two_kl_as_a_variant_and_a_fixed_point_run(default_config):
     good = copy.deepcopy(default_config)
     good["variants"] = ["two_kl"]
     good["replicates"]["variants"] = ["two_kl"]
+    good["fixed_point"]["runs_sweep"] = ["two_kl/k3_ratio", "grpo/k3"]
     assert cfg.schema_errors(good) == []
     bad = copy.deepcopy(default_config)
-    bad["fixed_point"]["runs"] = ["two_kl/k3_ratio"]  # its prediction would need alpha, Delta_R
-    assert [k for k, _ in cfg.schema_errors(bad)] == [["fixed_point", "runs", 0]]
+    bad["fixed_point"]["runs_sweep"] = ["two_kl/k3_ratio", "two_kl_x/k3"]
+    assert [k for k, _ in cfg.schema_errors(bad)] == [["fixed_point", "runs_sweep", 1]]
     bad = copy.deepcopy(default_config)
     bad["train"]["two_kl_alpha"] = 1.0  # alpha in (0, 1)
     assert [k for k, _ in cfg.schema_errors(bad)] == [["train", "two_kl_alpha"]]

@@ -203,7 +203,8 @@ def report(label: str, repo: Path, wall: float, cores: int, startup: float) -> d
         w, c = g["wall"].sum(), g["cpu"].sum()
         share = f"{len(g) * startup / w:8.1%}" if stage in ("train", "evaluate") else "     n/a"
         print(f"{stage:12s} {len(g):4d} {w:8.1f} {c:8.1f} {c / w:8.2f} {share}")
-    for name, sub in (("train_grpo", jb[jb["job"].str.contains("train_grpo")]),):
+    grpo = (jb["stage"] == "train") & ~jb["job"].str.endswith("train_reference")  # GRPO runs
+    for name, sub in (("train_grpo", jb[grpo]),):
         if len(sub):
             print(
                 f"{name}: cpu/wall {sub['cpu'].sum() / sub['wall'].sum():.2f} over {len(sub)} jobs"

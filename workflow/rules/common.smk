@@ -26,6 +26,7 @@ from grpo_repro.data.sources import source as data_source
 from grpo_repro.evaluate import tasks as ev_tasks
 from grpo_repro.fixed_point import runs as fp_runs
 from grpo_repro.gpus import job_gpus
+from grpo_repro.runs import REF, REPLICATE_ROOT, Tree, constraint, grpo_runs, run_name
 from grpo_repro.train.schedule import checkpoint_steps
 
 put_on_pythonpath(os.path.join(workflow.basedir, "workflow", "src"))  # jobs import this checkout
@@ -50,8 +51,10 @@ except ValueError as err:
 
 VARIANTS = list(config["variants"])
 SEEDS = list(config["train"]["seeds"])  # GRPO seeds: one run per (variant, seed)
-RUNS = [f"{v}/seed_{s}" for v in VARIANTS for s in SEEDS]  # results/{train,evaluate}/<run>/...
 RESULTS = "results"
+TREE = Tree(RESULTS)  # where a run's checkpoints, logs and tables live (grpo_repro.runs)
+RUN_TABLE = grpo_runs(VARIANTS, SEEDS)  # name {variant}/seed_{seed} -> run: the {run} wildcard
+RUNS = list(RUN_TABLE)
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"  # Snakemake benchmark files: wall time and memory of every job
 ORGANISM = config["model"]["name_or_path"] is None
@@ -59,7 +62,7 @@ DATA_SOURCE = data_source(config)  # grpo_repro.data.sources.SOURCES[data.source
 HUB_DATA = DATA_SOURCE.hub_id(config["data"]) is not None  # a split read from the hub
 if ORGANISM and not HUB_DATA:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing to download: avoid ~25 s of hub retries
-REF_MODEL = f"{RESULTS}/train/ref/model" if ORGANISM else config["model"]["name_or_path"]
+REF_MODEL = TREE.ref_model() if ORGANISM else config["model"]["name_or_path"]
 N_EPOCH_PROMPTS = n_epoch_prompts(config, DATA_SIZES)
 STEPS = checkpoint_steps(config["train"], N_EPOCH_PROMPTS)  # step 0 = pi_ref
 SRC = "workflow/src"
@@ -73,7 +76,6 @@ SPLITS = list(config["eval"]["splits"])
 EVAL_SPLITS = ev_tasks.task_splits(
     config
 )  # the splits evaluation reads (eval.splits + temperature_splits)
-RUN_WILDCARDS = "{variant}/seed_{seed}"
 # what GRPO training reads (the prompts and pi_ref are its inputs): other keys, and the list of
 # GRPO seeds (each run has its own), never retrain
 TRAIN_CONFIG = cfg.train_settings(config)
@@ -101,8 +103,6 @@ LANDING_PICTURE = next(
 
 
 wildcard_constraints:
-    variant="|".join(VARIANTS),
-    seed=r"\d+",
     split="|".join(EVAL_SPLITS),
     step=r"\d+",
 
@@ -146,17 +146,18 @@ def theory_targets():
 def data_outputs(root=RESULTS):
     """The files of data_prepare under `root`: every split of grpo_repro.data.sets that this run
     has."""
+    tree = Tree(root)
     out = {
-        "train": f"{root}/data/train.jsonl",
-        "test": f"{root}/data/test.jsonl",
-        "pool": f"{root}/data/train_pool.jsonl",
+        "train": tree.data("train"),
+        "test": tree.data("test"),
+        "pool": tree.data("train_pool"),
         "stats": f"{root}/data/splits.json",
         "tokenizer": directory(f"{root}/data/tokenizer"),
     }
     if config["data"]["n_val"]:
-        out["val"] = f"{root}/data/val.jsonl"
+        out["val"] = tree.data("val")
     if ORGANISM:
-        out["sft"] = f"{root}/data/sft.jsonl"
+        out["sft"] = tree.data("sft")
     return out
 
 
@@ -207,48 +208,31 @@ def ref_model_input():
     return [rules.train_reference.output.run] if ORGANISM else []
 
 
-def grpo_prompts():
-    out = rules.data_prepare.output
-    return out.pool if config["train"]["on_pool"] else out.train
-
-
-def train_done(run):
-    """run.json of a training run `{variant}/seed_{seed}`."""
-    return f"{RESULTS}/train/{run}/run.json"
+def grpo_prompts(tree=TREE):
+    """The prompts GRPO trains on: the training pool (train.on_pool) or the training split."""
+    return tree.data("train_pool" if config["train"]["on_pool"] else "train")
 
 
 def train_targets():
     ref = list(rules.train_reference.output) if ORGANISM else []
-    return ref + [train_done(r) for r in RUNS]
+    return ref + [TREE.run_json(r) for r in RUNS]
 
 
 # ------------------------------------------------------------------------------ evaluate
-def split_file(split, root=RESULTS):
-    """The prompt set of an evaluation split under `root`: test, val, and `train` = the tracked
-    pool."""
-    name = {"test": "test", "train": "train_pool", "val": "val"}[split]
-    return f"{root}/data/{name}.jsonl"
-
-
-def eval_data():
+def eval_data(tree=TREE):
     """The prompt set of each split an evaluation job reads (EVAL_SPLITS)."""
-    return [split_file(s) for s in EVAL_SPLITS]
+    return [tree.split_file(s) for s in EVAL_SPLITS]
 
 
 def eval_tasks(run):
-    """The tables of one run's evaluation job (grpo_repro.evaluate.tasks; `run` may hold the
-    wildcards {variant}/seed_{seed})."""
+    """The tables of one run's evaluation job (grpo_repro.evaluate.tasks; `run` may be the
+    wildcard {run})."""
     return ev_tasks.tasks(RESULTS, run, STEPS, config)
-
-
-def checkpoints(run):
-    """{step: model directory} of a run's checkpoints (steps > 0)."""
-    return {int(s): f"{RESULTS}/train/{run}/checkpoints/step_{s}" for s in STEPS if int(s) > 0}
 
 
 def evaluate_targets():
     """Every evaluation table and its JSON sidecar."""
-    return [p for r in ["ref", *RUNS] for t in eval_tasks(r) for p in (t.csv, t.json)]
+    return [p for r in [REF, *RUNS] for t in eval_tasks(r) for p in (t.csv, t.json)]
 
 
 # ------------------------------------------------------------------------------ report
@@ -283,19 +267,24 @@ def report_targets():
 # ------------------------------------------------------------------------------ replicates
 REP = config["replicates"]
 REP_DIR = f"{RESULTS}/replicates"
-REP_ROOT = f"{REP_DIR}/seed_{{rep}}"  # one replicate's results/ (a wildcard pattern)
+REP_ROOT = REPLICATE_ROOT.format(
+    results=RESULTS, rep="{rep}"
+)  # one replicate's results/ (a pattern)
+REP_TREE = Tree(REP_ROOT)
+REP_RUN_TABLE = grpo_runs(REP["variants"], SEEDS)  # a replicate's runs: the {run} wildcard
 REP_SEEDS = list(
     dict.fromkeys([int(config["seed"]), *REP["seeds"]])
 )  # the default graph's pi_ref first
 
 
-def rep_root(w):
-    return f"{REP_DIR}/seed_{w.rep}"
+def rep_tree(w):
+    """The results tree of replicate {rep}."""
+    return Tree(REPLICATE_ROOT.format(results=RESULTS, rep=w.rep))
 
 
 def rep_tasks(root, run):
     """A replicate's evaluation tables: pi_ref, and each run's final checkpoint only."""
-    last = 0 if run == "ref" else int(STEPS[-1])
+    last = 0 if run == REF else int(STEPS[-1])
     return [t for t in ev_tasks.tasks(root, run, STEPS, config) if t.step == last]
 
 
@@ -307,7 +296,25 @@ def rep_best(seed):
     """The best-vs-best table of replicate `seed` (the default graph's for `seed` itself)."""
     if int(seed) == int(config["seed"]):
         return rules.report_temperature.output.best
-    return f"{REP_DIR}/seed_{seed}/report/data/best_vs_best.csv"
+    return f"{REPLICATE_ROOT.format(results=RESULTS, rep=seed)}/report/data/best_vs_best.csv"
+
+
+# ------------------------------------------------------------------------------ fixed point
+FP = config["fixed_point"]
+FP_DIR = f"{RESULTS}/fixed_point"
+FP_TREE = Tree(FP_DIR)
+FP_G = config["train"]["num_generations"]  # G of the base runs
+FP_STUDIES = list(fp_runs.STUDIES)
+# {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed} -> run: every run of every study, each once
+FP_TABLE = fp_runs.table(FP, FP_G, config["train"]["two_kl_alpha"])
+FP_LONG = [n for n, r in FP_TABLE.items() if r.long]  # the convergence check's runs
+FP_STEPS = fp_runs.checkpoint_steps(FP)
+FP_LONG_STEPS = fp_runs.checkpoint_steps(FP, long=True)
+
+
+def fp_study(study):
+    """The runs a study compares (grpo_repro.fixed_point.runs.study_runs)."""
+    return fp_runs.study_runs(FP, study, FP_G, config["train"]["two_kl_alpha"])
 
 
 def on_start():

@@ -5,8 +5,8 @@ final checkpoint also at every temperature of eval.temperatures (the sharpening 
 greedy) on eval.temperature_splits (grpo_repro.evaluate.run, grpo_repro.evaluate.tasks).
 
 One job per run writes all its tables (one start-up, each model loaded once); a run is
-`{variant}/seed_{seed}` (one GRPO seed of one variant). Step 0 (pi_ref) is evaluated once, as run
-`ref` (results/evaluate/ref/{split}/step_0*), and shared by every run.
+`{variant}/seed_{seed}` (one GRPO seed of one variant, grpo_repro.runs). Step 0 (pi_ref) is
+evaluated once, as run `ref` (results/evaluate/ref/{split}/step_0*), and shared by every run.
 """
 
 
@@ -18,8 +18,8 @@ rule evaluate_reference:
         model=ref_model_input(),
         code=code("evaluate_run.py"),
     output:
-        tables=[t.csv for t in eval_tasks("ref")],
-        meta=[t.json for t in eval_tasks("ref")],
+        tables=[t.csv for t in eval_tasks(REF)],
+        meta=[t.json for t in eval_tasks(REF)],
     log:
         f"{LOGS}/evaluate/ref.log",
     benchmark:
@@ -35,9 +35,9 @@ rule evaluate_reference:
         # input, software-env, code), so changing eval.batch_prompts reruns nothing
         batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),
     params:
-        run="ref",
+        run=REF,
         models={0: REF_MODEL},
-        tasks=[t.as_dict() for t in eval_tasks("ref")],
+        tasks=[t.as_dict() for t in eval_tasks(REF)],
         splits=EVAL_SPLITS,
         settings=cfg.eval_settings(config),
     script:
@@ -49,15 +49,17 @@ rule evaluate_run:
     temperature of eval.temperatures."""
     input:
         data=eval_data(),
-        model=f"{RESULTS}/train/{{variant}}/seed_{{seed}}/run.json",
+        model=TREE.run_json("{run}"),
         code=code("evaluate_run.py"),
     output:
-        tables=[t.csv for t in eval_tasks(RUN_WILDCARDS)],
-        meta=[t.json for t in eval_tasks(RUN_WILDCARDS)],
+        tables=[t.csv for t in eval_tasks("{run}")],
+        meta=[t.json for t in eval_tasks("{run}")],
     log:
-        f"{LOGS}/evaluate/{{variant}}/seed_{{seed}}.log",
+        f"{LOGS}/evaluate/{{run}}.log",
     benchmark:
-        f"{BENCH}/evaluate/{{variant}}/seed_{{seed}}.tsv"
+        f"{BENCH}/evaluate/{{run}}.tsv"
+    wildcard_constraints:
+        run=constraint(RUNS),
     conda:
         ENV
     threads: 1
@@ -67,9 +69,9 @@ rule evaluate_run:
         runtime=60 if ORGANISM else 720,  # minutes (the SLURM profile may override)
         batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),  # speed only
     params:
-        run=lambda w: f"{w.variant}/seed_{w.seed}",
-        models=lambda w: checkpoints(f"{w.variant}/seed_{w.seed}"),
-        tasks=lambda w: [t.as_dict() for t in eval_tasks(f"{w.variant}/seed_{w.seed}")],
+        run=lambda w: w.run,
+        models=lambda w: TREE.checkpoints(w.run, STEPS),
+        tasks=lambda w: [t.as_dict() for t in eval_tasks(w.run)],
         splits=EVAL_SPLITS,
         settings=cfg.eval_settings(config),
     script:

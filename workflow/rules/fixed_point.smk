@@ -1,25 +1,15 @@
-"""Stage fixed_point: the paper's fixed-point prediction (Thm 2-3, Fig 2/5; Thm 5 for mirror) tested
-in real GRPO training, at the population (p*) and at the finite group size G (p*_G of h_G; issue
-21). GRPO trains on the first fixed_point.n_prompts prompts of the training pool for many epochs;
+"""Stage fixed_point: the paper's fixed-point prediction (Thm 2-3, Fig 2/5; Thm 5 for mirror; Thm 9
+for two_kl) tested in real GRPO training, at the population (p*) and at the finite group size G
+(p*_G of h_G). GRPO trains on the first fixed_point.n_prompts prompts of the training pool for many epochs;
 each checkpoint is evaluated with fixed_point.samples samples per prompt, pi_ref with ref_samples;
 the last checkpoint's sequence-level KL(pi || pi_ref) is measured; grpo_repro.fixed_point compares
 each prompt's plateau with p*, p*_G and the baselines "stays at p_ref" and "goes to 1". Three
-studies (grpo_repro.fixed_point.runs), each a named target: fixed_point_main (fixed_point.runs at
-every beta and seed), fixed_point_groups (the group-size sweep), fixed_point_factors (plain k3,
+studies (grpo_repro.fixed_point.runs: one table of runs, the {run} wildcard's names), each a named
+target: fixed_point_main (fixed_point.runs at every beta and seed, fixed_point.runs_sweep at
+sweep_beta), fixed_point_groups (the group-size sweep), fixed_point_factors (plain k3,
 mirror, one training setting changed at a time, the convergence check's long runs); `fixed_point`
 runs all three.
 """
-
-FP = config["fixed_point"]
-FP_DIR = f"{RESULTS}/fixed_point"
-FP_G = config["train"]["num_generations"]  # G of the base runs
-FP_STUDIES = list(fp_runs.STUDIES)
-# {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}: every run of every study, each once
-FP_RUNS = [r.name for r in fp_runs.all_runs(FP, FP_G)]
-FP_RUN_RE = rf"{fp_runs.variant_re()}_(k3_ratio|k3)(_\w+)?/beta_[0-9.e+-]+/seed_\d+"
-FP_LONG_RE = rf"\w+_{fp_runs.LONG}/beta_[0-9.e+-]+/seed_\d+"  # the convergence check's runs
-FP_STEPS = fp_runs.checkpoint_steps(FP)
-FP_LONG_STEPS = fp_runs.checkpoint_steps(FP, long=True)
 
 
 rule fixed_point_pool:
@@ -48,20 +38,22 @@ use rule train_grpo as fixed_point_train with:
         prompts=rules.fixed_point_pool.output.pool,
         code=code("train_grpo.py"),
     output:
-        run=f"{FP_DIR}/train/{{run}}/run.json",
-        log_csv=f"{FP_DIR}/train/{{run}}/train_log.csv",
+        run=FP_TREE.run_json("{run}"),
+        log_csv=FP_TREE.train_log("{run}"),
     log:
         f"{LOGS}/fixed_point/train/{{run}}.log",
     benchmark:
         f"{BENCH}/fixed_point/train/{{run}}.tsv"
     wildcard_constraints:
-        run=FP_RUN_RE,
+        run=constraint(FP_TABLE),
     params:
-        settings=lambda w: fp_runs.train_settings(TRAIN_CONFIG, FP, fp_runs.parse(w.run)),
+        settings=lambda w: fp_runs.train_settings(
+            cfg.train_settings(config, FP_TABLE[w.run].variant), FP, FP_TABLE[w.run]
+        ),
         ref=REF_MODEL,
         n_epoch_prompts=FP["n_prompts"],
-        variant=lambda w: fp_runs.parse(w.run).variant,
-        seed=lambda w: fp_runs.parse(w.run).seed,
+        variant=lambda w: FP_TABLE[w.run].variant,
+        seed=lambda w: FP_TABLE[w.run].seed,
 
 
 use rule evaluate_reference as fixed_point_evaluate_ref with:
@@ -70,24 +62,24 @@ use rule evaluate_reference as fixed_point_evaluate_ref with:
         model=ref_model_input(),
         code=code("evaluate_run.py"),
     output:
-        tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, "ref", FP_STEPS)],
-        meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, "ref", FP_STEPS)],
+        tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, REF, FP_STEPS)],
+        meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, REF, FP_STEPS)],
     log:
         f"{LOGS}/fixed_point/evaluate/ref.log",
     benchmark:
         f"{BENCH}/fixed_point/evaluate/ref.tsv"
     params:
-        run="ref",
+        run=REF,
         models={0: REF_MODEL},
-        tasks=[t.as_dict() for t in fp_runs.eval_tasks(FP_DIR, "ref", FP_STEPS)],
-        splits=["pool"],
-        settings=fp_runs.eval_settings(cfg.eval_settings(config), FP, "ref"),
+        tasks=[t.as_dict() for t in fp_runs.eval_tasks(FP_DIR, REF, FP_STEPS)],
+        splits=[fp_runs.POOL],
+        settings=fp_runs.eval_settings(cfg.eval_settings(config), FP, REF),
 
 
 use rule evaluate_run as fixed_point_evaluate with:
     input:
         data=[rules.fixed_point_pool.output.pool],
-        model=f"{FP_DIR}/train/{{run}}/run.json",
+        model=FP_TREE.run_json("{run}"),
         code=code("evaluate_run.py"),
     output:
         tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_STEPS)],
@@ -97,16 +89,15 @@ use rule evaluate_run as fixed_point_evaluate with:
     benchmark:
         f"{BENCH}/fixed_point/evaluate/{{run}}.tsv"
     wildcard_constraints:
-        run=rf"(?!{FP_LONG_RE}/){FP_RUN_RE}",  # not a long run
+        run=constraint(set(FP_TABLE) - set(FP_LONG)),  # not a long run
     params:
         run=lambda w: w.run,
-        models=lambda w: {
-            s: f"{FP_DIR}/train/{w.run}/checkpoints/step_{s}" for s in fp_runs.steps(FP, w.run)
-        },
+        models=lambda w: FP_TREE.checkpoints(w.run, fp_runs.steps(FP, FP_TABLE[w.run])),
         tasks=lambda w: [
-            t.as_dict() for t in fp_runs.eval_tasks(FP_DIR, w.run, fp_runs.steps(FP, w.run))
+            t.as_dict()
+            for t in fp_runs.eval_tasks(FP_DIR, w.run, fp_runs.steps(FP, FP_TABLE[w.run]))
         ],
-        splits=["pool"],
+        splits=[fp_runs.POOL],
         settings=lambda w: fp_runs.eval_settings(cfg.eval_settings(config), FP, w.run),
 
 
@@ -115,34 +106,34 @@ use rule fixed_point_evaluate as fixed_point_evaluate_long with:
         tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_LONG_STEPS)],
         meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_LONG_STEPS)],
     wildcard_constraints:
-        run=FP_LONG_RE,
+        run=constraint(FP_LONG),
 
 
 rule fixed_point_kl:
     """Sequence-level KL(pi || pi_ref) per prompt of a run's last checkpoint, from its samples."""
     input:
-        run=f"{FP_DIR}/train/{{run}}/run.json",
+        run=FP_TREE.run_json("{run}"),
         pool=rules.fixed_point_pool.output.pool,
         ref=ref_model_input(),
         code=code("fixed_point_kl.py"),
     output:
-        csv=f"{FP_DIR}/kl/{{run}}.csv",
+        csv=fp_runs.kl_table(FP_DIR, "{run}"),
     log:
         f"{LOGS}/fixed_point/kl/{{run}}.log",
     benchmark:
         f"{BENCH}/fixed_point/kl/{{run}}.tsv"
     wildcard_constraints:
-        run=FP_RUN_RE,
+        run=constraint(FP_TABLE),
     conda:
         ENV
     threads: 1
     resources:
         gpu=gpus("kl"),  # samples from and scores with both models (common.smk gpus)
     params:
-        model=lambda w: f"{FP_DIR}/train/{w.run}/checkpoints/step_{fp_runs.steps(FP, w.run)[-1]}",
+        model=lambda w: FP_TREE.checkpoint(w.run, fp_runs.steps(FP, FP_TABLE[w.run])[-1]),
         ref=REF_MODEL,
         samples=FP["kl_samples"],
-        seed=lambda w: fp_runs.parse(w.run).seed,
+        seed=lambda w: FP_TABLE[w.run].seed,
         temperature=config["train"]["temperature"],
         max_new_tokens=config["train"]["max_completion_length"],
     script:
@@ -152,7 +143,7 @@ rule fixed_point_kl:
 rule fixed_point_tabular:
     """The tabular control: the same sampled update on a free per-prompt policy from p_ref."""
     input:
-        ref=f"{FP_DIR}/evaluate/ref/pool/step_0.csv",
+        ref=FP_TREE.table(REF, fp_runs.POOL, 0),
         code=code("fixed_point_tabular.py"),
     output:
         csv=f"{FP_DIR}/factors/data/tabular.csv",
@@ -181,10 +172,12 @@ rule fixed_point_compare:
     """One study: per prompt p_ref, p*, p*_G, the measured plateau, convergence, KL; per (run, beta)
     over seeds: the gaps against the baselines, the noise floor, dr_grpo's law; summary.md."""
     input:
-        unpack(lambda w: fp_runs.compare_inputs(FP, FP_DIR, w.study, FP_G)),
+        unpack(lambda w: fp_runs.compare_inputs(FP, FP_DIR, fp_study(w.study))),
+        tabular=lambda w: rules.fixed_point_tabular.output.csv if w.study == "factors" else [],
         code=code("fixed_point_compare.py"),
     output:
         prompts=f"{FP_DIR}/{{study}}/data/prompts.csv",
+        trajectories=f"{FP_DIR}/{{study}}/data/trajectories.csv",
         summary=f"{FP_DIR}/{{study}}/data/summary.csv",
         md=f"{FP_DIR}/{{study}}/summary.md",
     log:
@@ -197,14 +190,11 @@ rule fixed_point_compare:
         ENV
     threads: 1
     params:
-        runs=lambda w: [r.name for r in fp_runs.study_runs(FP, w.study, FP_G)],
-        steps=lambda w: {
-            r.name: fp_runs.steps(FP, r) for r in fp_runs.study_runs(FP, w.study, FP_G)
-        },
+        runs=lambda w: [r.as_dict() for r in fp_study(w.study)],
+        steps=lambda w: {r.name: fp_runs.steps(FP, r) for r in fp_study(w.study)},
         eps=config["train"]["smoothing_eps"],
         n_bootstrap=config["report"]["n_bootstrap"],
         seed=FP["seeds"][0],
-        base_g=FP_G,
     script:
         "../scripts/fixed_point_compare.py"
 

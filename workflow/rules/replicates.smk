@@ -26,13 +26,13 @@ use rule data_prepare as replicate_data with:
 
 use rule train_reference as replicate_reference with:
     input:
-        train=f"{REP_ROOT}/data/sft.jsonl",
+        train=REP_TREE.data("sft"),
         tokenizer=f"{REP_ROOT}/data/tokenizer",
         code=code("train_reference.py"),
     output:
-        model=directory(f"{REP_ROOT}/train/ref/model"),
-        log_csv=f"{REP_ROOT}/train/ref/sft_log.csv",
-        run=f"{REP_ROOT}/train/ref/run.json",
+        model=directory(REP_TREE.ref_model()),
+        log_csv=f"{REP_TREE.train_dir(REF)}/sft_log.csv",
+        run=REP_TREE.run_json(REF),
     log:
         f"{LOGS}/replicates/seed_{{rep}}/train_reference.log",
     benchmark:
@@ -43,72 +43,75 @@ use rule train_reference as replicate_reference with:
 
 use rule train_grpo as replicate_train with:
     input:
-        ref=f"{REP_ROOT}/train/ref/run.json",
-        prompts=f"{REP_ROOT}/data/"
-        + ("train_pool" if config["train"]["on_pool"] else "train")
-        + ".jsonl",
+        ref=REP_TREE.run_json(REF),
+        prompts=grpo_prompts(REP_TREE),
         code=code("train_grpo.py"),
     output:
-        run=f"{REP_ROOT}/train/{{variant}}/seed_{{seed}}/run.json",
-        log_csv=f"{REP_ROOT}/train/{{variant}}/seed_{{seed}}/train_log.csv",
+        run=REP_TREE.run_json("{run}"),
+        log_csv=REP_TREE.train_log("{run}"),
     log:
-        f"{LOGS}/replicates/seed_{{rep}}/train_grpo_{{variant}}_seed_{{seed}}.log",
+        f"{LOGS}/replicates/seed_{{rep}}/train/{{run}}.log",
     benchmark:
-        f"{BENCH}/replicates/seed_{{rep}}/train_grpo_{{variant}}_seed_{{seed}}.tsv"
+        f"{BENCH}/replicates/seed_{{rep}}/train/{{run}}.tsv"
+    wildcard_constraints:
+        run=constraint(REP_RUN_TABLE),
     params:
-        settings=lambda w: {**cfg.train_settings(config, w.variant), "seed": int(w.rep)},
-        ref=lambda w: f"{rep_root(w)}/train/ref/model",
+        settings=lambda w: {
+            **cfg.train_settings(config, REP_RUN_TABLE[w.run].variant),
+            "seed": int(w.rep),
+        },
+        ref=lambda w: rep_tree(w).ref_model(),
         n_epoch_prompts=N_EPOCH_PROMPTS,
+        variant=lambda w: REP_RUN_TABLE[w.run].variant,
+        seed=lambda w: REP_RUN_TABLE[w.run].seed,
 
 
 use rule evaluate_reference as replicate_evaluate_ref with:
     input:
-        data=[split_file(s, REP_ROOT) for s in EVAL_SPLITS],
-        model=f"{REP_ROOT}/train/ref/run.json",
+        data=eval_data(REP_TREE),
+        model=REP_TREE.run_json(REF),
         code=code("evaluate_run.py"),
     output:
-        tables=[t.csv for t in rep_tasks(REP_ROOT, "ref")],
-        meta=[t.json for t in rep_tasks(REP_ROOT, "ref")],
+        tables=[t.csv for t in rep_tasks(REP_ROOT, REF)],
+        meta=[t.json for t in rep_tasks(REP_ROOT, REF)],
     log:
         f"{LOGS}/replicates/seed_{{rep}}/evaluate_ref.log",
     benchmark:
         f"{BENCH}/replicates/seed_{{rep}}/evaluate_ref.tsv"
     params:
-        run="ref",
-        models=lambda w: {0: f"{rep_root(w)}/train/ref/model"},
-        tasks=lambda w: [t.as_dict() for t in rep_tasks(rep_root(w), "ref")],
+        run=REF,
+        models=lambda w: {0: rep_tree(w).ref_model()},
+        tasks=lambda w: [t.as_dict() for t in rep_tasks(rep_tree(w).root, REF)],
         splits=EVAL_SPLITS,
         settings=lambda w: {**cfg.eval_settings(config), "seed": int(w.rep)},
 
 
 use rule evaluate_run as replicate_evaluate with:
     input:
-        data=[split_file(s, REP_ROOT) for s in EVAL_SPLITS],
-        model=f"{REP_ROOT}/train/{{variant}}/seed_{{seed}}/run.json",
+        data=eval_data(REP_TREE),
+        model=REP_TREE.run_json("{run}"),
         code=code("evaluate_run.py"),
     output:
-        tables=[t.csv for t in rep_tasks(REP_ROOT, RUN_WILDCARDS)],
-        meta=[t.json for t in rep_tasks(REP_ROOT, RUN_WILDCARDS)],
+        tables=[t.csv for t in rep_tasks(REP_ROOT, "{run}")],
+        meta=[t.json for t in rep_tasks(REP_ROOT, "{run}")],
     log:
-        f"{LOGS}/replicates/seed_{{rep}}/evaluate_{{variant}}_seed_{{seed}}.log",
+        f"{LOGS}/replicates/seed_{{rep}}/evaluate/{{run}}.log",
     benchmark:
-        f"{BENCH}/replicates/seed_{{rep}}/evaluate_{{variant}}_seed_{{seed}}.tsv"
+        f"{BENCH}/replicates/seed_{{rep}}/evaluate/{{run}}.tsv"
+    wildcard_constraints:
+        run=constraint(REP_RUN_TABLE),
     params:
-        run=lambda w: f"{w.variant}/seed_{w.seed}",
-        models=lambda w: {
-            int(
-                STEPS[-1]
-            ): f"{rep_root(w)}/train/{w.variant}/seed_{w.seed}/checkpoints/step_{STEPS[-1]}"
-        },
-        tasks=lambda w: [t.as_dict() for t in rep_tasks(rep_root(w), f"{w.variant}/seed_{w.seed}")],
+        run=lambda w: w.run,
+        models=lambda w: rep_tree(w).checkpoints(w.run, STEPS[-1:]),
+        tasks=lambda w: [t.as_dict() for t in rep_tasks(rep_tree(w).root, w.run)],
         splits=EVAL_SPLITS,
         settings=lambda w: {**cfg.eval_settings(config), "seed": int(w.rep)},
 
 
 use rule report_temperature as replicate_temperature with:
     input:
-        tables=lambda w: [e["path"] for e in rep_entries(rep_root(w))],
-        data=[split_file(s, REP_ROOT) for s in TEMP_SPLITS],
+        tables=lambda w: [e["path"] for e in rep_entries(rep_tree(w).root)],
+        data=[REP_TREE.split_file(s) for s in TEMP_SPLITS],
         code=code("report_temperature.py"),
     output:
         curve=f"{REP_ROOT}/report/data/temperature_curve.csv",
@@ -119,7 +122,7 @@ use rule report_temperature as replicate_temperature with:
     benchmark:
         f"{BENCH}/replicates/seed_{{rep}}/report_temperature.tsv"
     params:
-        entries=lambda w: rep_entries(rep_root(w)),
+        entries=lambda w: rep_entries(rep_tree(w).root),
         splits=TEMP_SPLITS,
         headline="test" if "test" in TEMP_SPLITS else TEMP_SPLITS[0] if TEMP_SPLITS else None,
         n_bootstrap=config["report"]["n_bootstrap"],

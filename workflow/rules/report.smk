@@ -13,7 +13,7 @@ from grpo_repro.report.registry import module_of as report_module
 rule report_training:
     """Training curves' data: reward, KL, entropy, completion length, clip ratio per run and step."""
     input:
-        logs=[f"{RESULTS}/train/{r}/train_log.csv" for r in RUNS],
+        logs=[TREE.train_log(r) for r in RUNS],
         code=code("report_training.py"),
     output:
         csv=f"{REPORT_DATA}/training.csv",
@@ -123,7 +123,7 @@ rule report_overlay:
     """Thm 2, Thm 5, Sec. 5: each variant's recurrence from the measured p_ref beside the measurement."""
     input:
         long=rules.report_tables.output.long,
-        runs=[train_done(f"{v}/seed_{SEEDS[0]}") for v in VARIANTS],  # settings of each variant
+        runs=[TREE.run_json(run_name(v, SEEDS[0])) for v in VARIANTS],  # each variant's settings
         code=code("report_overlay.py"),
     output:
         trajectories=f"{REPORT_DATA}/overlay_trajectories.csv",
@@ -150,7 +150,7 @@ rule report_temperature:
     final checkpoint, per problem class), best temperature against best temperature, pass@k."""
     input:
         tables=[e["path"] for e in TEMP_ENTRIES],
-        data=[split_file(s) for s in TEMP_SPLITS],
+        data=[TREE.split_file(s) for s in TEMP_SPLITS],
         code=code("report_temperature.py"),
     output:
         curve=f"{REPORT_DATA}/temperature_curve.csv",
@@ -184,8 +184,8 @@ rule report_summary:
         overlay=rules.report_overlay.output.summary,
         derivations=rules.theory_derivations.output.json,
         splits=rules.data_prepare.output.stats,
-        runs=[train_done(f"{v}/seed_{SEEDS[0]}") for v in VARIANTS],  # settings of each variant
-        train_logs=[f"{RESULTS}/train/{r}/train_log.csv" for r in RUNS],
+        runs=[TREE.run_json(run_name(v, SEEDS[0])) for v in VARIANTS],  # each variant's settings
+        train_logs=[TREE.train_log(r) for r in RUNS],
         code=code("report_summary.py"),
     output:
         json=f"{RESULTS}/summary.json",

@@ -3,7 +3,8 @@
 train_reference (a model the pipeline builds only: SFT of the small Qwen2 on worked solutions, or
 its random initialisation with organism.sft_steps 0; grpo_repro.train.sft)
 -> train_grpo (one job per variant and GRPO seed; TRL GRPOTrainer, grpo_repro.train.grpo; checkpoints every
-train.save_steps optimizer steps under results/train/{variant}/seed_{seed}/checkpoints/step_N).
+train.save_steps optimizer steps under results/train/{run}/checkpoints/step_N, run {variant}/seed_{seed}
+of grpo_repro.runs).
 """
 
 
@@ -15,9 +16,9 @@ rule train_reference:
         tokenizer=rules.data_prepare.output.tokenizer,
         code=code("train_reference.py"),
     output:
-        model=directory(f"{RESULTS}/train/ref/model"),
-        log_csv=f"{RESULTS}/train/ref/sft_log.csv",
-        run=f"{RESULTS}/train/ref/run.json",
+        model=directory(TREE.ref_model()),
+        log_csv=f"{TREE.train_dir(REF)}/sft_log.csv",
+        run=TREE.run_json(REF),
     log:
         f"{LOGS}/train/train_reference.log",
     benchmark:
@@ -43,12 +44,14 @@ rule train_grpo:
         prompts=grpo_prompts(),
         code=code("train_grpo.py"),
     output:
-        run=f"{RESULTS}/train/{{variant}}/seed_{{seed}}/run.json",
-        log_csv=f"{RESULTS}/train/{{variant}}/seed_{{seed}}/train_log.csv",
+        run=TREE.run_json("{run}"),
+        log_csv=TREE.train_log("{run}"),
     log:
-        f"{LOGS}/train/train_grpo_{{variant}}_seed_{{seed}}.log",
+        f"{LOGS}/train/{{run}}.log",
     benchmark:
-        f"{BENCH}/train/train_grpo_{{variant}}_seed_{{seed}}.tsv"
+        f"{BENCH}/train/{{run}}.tsv"
+    wildcard_constraints:
+        run=constraint(RUNS),
     conda:
         ENV
     threads: 1
@@ -58,7 +61,9 @@ rule train_grpo:
         report_to=cfg.speed_setting(config, "train", "report_to"),
     params:
         # only what training reads: other keys never retrain (train.two_kl_alpha: two-KL runs only)
-        settings=lambda w: cfg.train_settings(config, w.variant),
+        settings=lambda w: cfg.train_settings(config, RUN_TABLE[w.run].variant),
+        variant=lambda w: RUN_TABLE[w.run].variant,
+        seed=lambda w: RUN_TABLE[w.run].seed,
         ref=REF_MODEL,
         n_epoch_prompts=N_EPOCH_PROMPTS,
     script:

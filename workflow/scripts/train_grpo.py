@@ -11,11 +11,9 @@ from grpo_repro.train.launch import launch
 
 def main(sm) -> None:
     io.log_to(sm.log[0])
-    # the default runs name variant and seed by wildcards; fixed_point_train's one {run} wildcard
-    # leaves them to params
-    named = sm.params if hasattr(sm.params, "variant") else sm.wildcards
-    variant, seed = named.variant, int(named.seed)
-    # results/train/{variant}/seed_{seed}: checkpoints/, work/
+    # the run's record (grpo_repro.runs: its table, looked up by the rule)
+    variant, seed = sm.params.variant, int(sm.params.seed)
+    # results/train/{run}: checkpoints/, work/
     out_dir = str(Path(sm.output.run).parent)
     n = gpus.requested(sm.resources)
     gpus.require(n, gpus.job_gpus(sm.params.settings, "train"))

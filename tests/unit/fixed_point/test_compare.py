@@ -12,7 +12,7 @@ from scipy.special import expit, logit
 
 from grpo_repro.dynamics import prediction as pred
 from grpo_repro.fixed_point import aggregate, compare, markdown
-from grpo_repro.fixed_point.runs import parse
+from grpo_repro.fixed_point.runs import Run
 from tests.helpers.report_fixtures import counts_table
 
 EPS, BETA, G = 1e-5, 2.0, 8
@@ -37,17 +37,22 @@ def _target(variant="grpo", group_size=G):
     ]
 
 
-def _table(name, plateau, seeds=(0,)):
+def _run(variant="grpo", setting="", seed=0, g=G, alpha=None) -> Run:
+    """A k3_ratio run at BETA (a row of grpo_repro.fixed_point.runs.table)."""
+    return Run(variant, "k3_ratio", setting, BETA, seed, g, alpha)
+
+
+def _table(variant, plateau, seeds=(0,), alpha=None):
     parts = []
     for s in seeds:
-        run = parse(name.replace("seed_0", f"seed_{s}"))
+        run = _run(variant, seed=s, alpha=alpha)
         parts.append(compare.prompt_table(*_tables(plateau), run, EPS, G))
     return pd.concat(parts, ignore_index=True)
 
 
 def test_predictions_plateau_and_gaps_at_p_star_g():
     target = _target()
-    t = _table("grpo_k3_ratio/beta_2/seed_0", target, seeds=(0, 1, 2))
+    t = _table("grpo", target, seeds=(0, 1, 2))
     assert t["kind"].tolist()[:4] == ["fixed_point"] * 4 and t["kind"].iloc[4] == "absorbing"
     one = t[t["seed"] == 0]
     assert one["p_pred_G"].iloc[:4].to_numpy() == pytest.approx(target[:4])
@@ -71,7 +76,7 @@ def test_predictions_plateau_and_gaps_at_p_star_g():
 
 
 def test_a_plateau_far_from_p_star_g_misses_the_aim():
-    t = _table("grpo_k3_ratio/beta_2/seed_0", [0.2, 0.4, 0.6, 0.75, 0.0])
+    t = _table("grpo", [0.2, 0.4, 0.6, 0.75, 0.0])
     s = aggregate.summary_table(t, EPS, n_boot=100).iloc[0]
     assert not s["aim_G"] and s["signed_pred_G"] < 0
     line = markdown.verdict(s)
@@ -81,7 +86,7 @@ def test_a_plateau_far_from_p_star_g_misses_the_aim():
 
 
 def test_noise_floor_shrinks_with_the_sample_sizes():
-    t = _table("grpo_k3_ratio/beta_2/seed_0", _target())
+    t = _table("grpo", _target())
     g = t[(t["p_ref"] > 0) & (t["p_ref"] < 1)]
     small = aggregate.noise_floor(g, EPS)
     big = aggregate.noise_floor(
@@ -95,12 +100,12 @@ def test_convergence_needs_the_last_three_checkpoints_to_agree():
     ref, ckpt, kl = _tables(_target())
     moving = counts_table(IDS, [5, 20, 40, 60, 0], 200).assign(step=80)
     ckpt = pd.concat([ckpt[ckpt["step"] != 80], moving])
-    t = compare.prompt_table(ref, ckpt, kl, parse("grpo_k3_ratio/beta_2/seed_0"), EPS, G)
+    t = compare.prompt_table(ref, ckpt, kl, _run(), EPS, G)
     assert t["plateau"].all() and not t["converged"].iloc[:4].any()
 
 
 def test_mirror_is_predicted_to_go_to_one():
-    t = _table("mirror_k3_ratio/beta_2/seed_0", [0.9] * 4 + [0.0])
+    t = _table("mirror", [0.9] * 4 + [0.0])
     assert (
         t["p_pred"].tolist() == [1.0] * 4 + [0.0] and t["p_pred_G"].tolist() == t["p_pred"].tolist()
     )
@@ -110,7 +115,7 @@ def test_dr_grpo_law_fit_recovers_the_finite_g_line():
     target = _target("dr_grpo")
     want = expit(logit(np.array(P_REF[:4])) + (1 - 1 / G) / BETA)
     assert target[:4] == pytest.approx(want, abs=1e-12)
-    t = _table("dr_grpo_k3_ratio/beta_2/seed_0", target, seeds=(0, 1))
+    t = _table("dr_grpo", target, seeds=(0, 1))
     s = aggregate.summary_table(t, EPS, n_boot=100).iloc[0]
     assert s["law_intercept_G"] == pytest.approx((1 - 1 / G) / BETA)
     assert s["law_slope"] == pytest.approx(1.0, abs=0.05)
@@ -128,12 +133,11 @@ def test_dr_grpo_law_fit_recovers_the_finite_g_line():
 
 def test_group_order_and_factor_lines():
     rows = []
-    for name, target in (
-        ("grpo_k3_ratio/beta_2/seed_0", _target(group_size=8)),
-        ("grpo_k3_ratio_G16/beta_2/seed_0", _target(group_size=16)),
+    for run, target in (
+        (_run(), _target(group_size=8)),
+        (_run(setting="G16", g=16), _target(group_size=16)),
     ):
-        run = parse(name)
-        rows.append(compare.prompt_table(*_tables(target), run, EPS, run.group_size(G)))
+        rows.append(compare.prompt_table(*_tables(target), run, EPS, run.group_size))
     summary = aggregate.summary_table(pd.concat(rows, ignore_index=True), EPS, n_boot=50)
     text = "\n".join(markdown.group_lines(summary))
     assert "G = 8 < 16" in text and "rises" in text and "ordered the same way" in text
@@ -208,3 +212,57 @@ def test_overview_puts_every_study_under_the_aims():
     text = markdown.overview(pages)
     assert text.startswith("# Fixed-point test") and "max(0.03, 1.2 x the noise floor)" in text
     assert text.index(markdown.TITLES["main"]) < text.index(markdown.TITLES["factors"])
+
+
+def test_two_kl_predicts_h_at_alpha_beta():
+    """Thm 9 with Delta_R = 0: the two-KL fixed points are h's (h_G's) at alpha beta."""
+    alpha = 0.5
+    at = [
+        float(pred.limit_from(p, alpha * BETA, EPS, group_size=G)[1]) if p > 0 else 0.0
+        for p in P_REF
+    ]
+    t = _table("two_kl", at, alpha=alpha)
+    assert t["p_pred_G"].iloc[:4].to_numpy() == pytest.approx(at[:4])
+    assert (t["beta_pred"] == alpha * BETA).all()
+    grpo = _table("grpo", at)
+    assert (t["p_pred_G"].iloc[:4] > grpo["p_pred_G"].iloc[:4]).all()  # weaker pull to pi_ref
+    with pytest.raises(ValueError, match="alpha"):
+        _table("two_kl", at)  # a two-KL run without its alpha
+    summary = aggregate.summary_table(t, EPS, n_boot=50)
+    assert summary["gap_pred_G"].iloc[0] < 0.01 and summary["beta_pred"].iloc[0] == 1.0
+
+
+def _trajectory(means, n=400, seeds=(0, 1)):
+    """trajectory_table rows of a run whose 4 inner prompts sit at `means` per checkpoint."""
+    ref = counts_table(IDS, [round(400 * p) for p in P_REF], 400)
+    steps = range(80, 80 * len(means) + 1, 80)
+    ckpt = pd.concat(
+        counts_table(IDS, [round(n * m)] * 4 + [0], n).assign(step=s) for s, m in zip(steps, means)
+    )
+    return pd.concat(
+        [compare.trajectory_table(ref, ckpt, _run("two_kl", seed=s, alpha=0.5)) for s in seeds]
+    )
+
+
+def test_trajectory_and_monotonicity():
+    rising = _trajectory([0.5, 0.6, 0.65, 0.66])
+    first = rising[rising["seed"] == 0]
+    assert first["step"].tolist() == [0, 80, 160, 240, 320]
+    assert first["p_mean"].iloc[0] == pytest.approx(np.mean(P_REF[:4]))  # 0 < p_ref < 1 only
+    assert first["se"].iloc[1] == pytest.approx(np.sqrt(4 * 0.25 / 400) / 4)
+    m = aggregate.monotonicity(rising)
+    assert m["monotone"] and m["trajectory"] == "0.400/0.500/0.600/0.650/0.660"
+    wobble = aggregate.monotonicity(_trajectory([0.6, 0.59, 0.61]))  # within noise
+    assert wobble["monotone"] and wobble["drop_max"] == pytest.approx(0.01)
+    peak = aggregate.monotonicity(_trajectory([0.7, 0.5, 0.52]))  # a real drop after a peak
+    assert not peak["monotone"] and peak["drop_max"] == pytest.approx(0.2)
+
+
+def test_two_kl_lines_say_monotone_or_not():
+    at = [float(pred.limit_from(p, BETA / 2, EPS, group_size=G)[1]) if p else 0.0 for p in P_REF]
+    t = _table("two_kl", at, seeds=(0, 1), alpha=0.5)
+    for means, said in (([0.5, 0.6, 0.65], "rises monotonically"), ([0.7, 0.5], "is NOT monotone")):
+        summary = aggregate.summary_table(t, EPS, n_boot=50, trajectories=_trajectory(means))
+        text = "\n".join(markdown.trajectory_lines(summary))
+        assert "| two_kl_k3_ratio | 2 | 1 |" in text and said in text
+        assert "h_G's fixed point at alpha beta = 1" in text

@@ -3,6 +3,7 @@
 import pytest
 
 from grpo_repro.fixed_point import runs
+from grpo_repro.runs import constraint
 
 FP = {
     "betas": [2.0, 5.0],
@@ -21,30 +22,42 @@ FP = {
 }
 
 
-@pytest.mark.parametrize(
-    "name, want",
-    [
-        ("grpo_k3_ratio/beta_2/seed_3", ("grpo", "k3_ratio", "", 2.0, 3)),
-        ("grpo_k3/beta_0.5/seed_0", ("grpo", "k3", "", 0.5, 0)),
-        ("dr_grpo_k3_ratio/beta_5/seed_1", ("dr_grpo", "k3_ratio", "", 5.0, 1)),
-        ("grpo_k3_ratio_G16/beta_2/seed_2", ("grpo", "k3_ratio", "G16", 2.0, 2)),
-        ("grpo_k3_G4/beta_2/seed_2", ("grpo", "k3", "G4", 2.0, 2)),
-        ("grpo_k3_ratio_lr_half/beta_2/seed_3", ("grpo", "k3_ratio", "lr_half", 2.0, 3)),
-        ("mirror_dr_k3/beta_3/seed_0", ("mirror_dr", "k3", "", 3.0, 0)),
-    ],
-)
-def test_names_round_trip(name, want):
-    run = runs.parse(name)
-    assert (run.variant, run.kl, run.setting, run.beta, run.seed) == want
-    assert run.name == name
+def _by_name(fp=FP, g=8, alpha=0.5):
+    return runs.table(fp, g, alpha)
 
 
-@pytest.mark.parametrize(
-    "bad", ["ppo_k3/beta_2/seed_0", "grpo_kl/beta_2/seed_0", "grpo_k3_X/beta_2/seed_0"]
-)
-def test_bad_names_are_refused(bad):
-    with pytest.raises(ValueError, match="not a fixed-point run name"):
-        runs.parse(bad)
+def test_the_table_names_every_run_once_and_holds_its_record():
+    table = _by_name({**FP, "runs_sweep": ["two_kl/k3_ratio"], "long_steps": 960})
+    assert table["grpo_k3_ratio/beta_2/seed_3"] == runs.Run("grpo", "k3_ratio", "", 2.0, 3, 8)
+    assert table["grpo_k3_ratio_G16/beta_2/seed_4"].group_size == 16
+    assert table["dr_grpo_k3_ratio_long/beta_2/seed_3"].long
+    assert table["mirror_k3/beta_5/seed_3"].alpha is None
+    two_kl = table["two_kl_k3_ratio/beta_2/seed_4"]  # at sweep_beta, every seed, its alpha
+    assert (two_kl.variant, two_kl.alpha) == ("two_kl", 0.5)
+    assert [n for n in table if n.startswith("two_kl")] == [
+        "two_kl_k3_ratio/beta_2/seed_3",
+        "two_kl_k3_ratio/beta_2/seed_4",
+    ]
+    assert all(name == run.name for name, run in table.items())
+
+
+def test_a_two_kl_kind_without_alpha_is_refused():
+    with pytest.raises(ValueError, match="two_kl/k3_ratio: a two-KL run needs alpha"):
+        runs.table({**FP, "runs_sweep": ["two_kl/k3_ratio"]}, 8)
+
+
+def test_the_wildcard_matches_the_table_names_only():
+    import re
+
+    table = _by_name()
+    pattern = re.compile(rf"^(?:{constraint(table)})$")
+    assert all(pattern.match(n) for n in table)
+    for other in (
+        "grpo_k3_ratio/beta_3/seed_3",
+        "grpo_k3_ratio/beta_2/seed_9",
+        "ppo_k3/beta_2/seed_3",
+    ):
+        assert not pattern.match(other)
 
 
 def test_studies():
@@ -54,7 +67,7 @@ def test_studies():
     assert groups == [
         f"grpo_k3_ratio{s}/beta_2/seed_{seed}" for s in ("_G4", "", "_G16") for seed in (3, 4)
     ]
-    assert [r.group_size(8) for r in runs.study_runs(FP, "groups", 8)][::2] == [4, 8, 16]
+    assert [r.group_size for r in runs.study_runs(FP, "groups", 8)][::2] == [4, 8, 16]
     factors = [r.name for r in runs.study_runs(FP, "factors", 8)]
     assert factors == [
         "mirror_k3/beta_2/seed_3",
@@ -64,14 +77,14 @@ def test_studies():
         "grpo_k3_ratio_lr_half/beta_2/seed_3",
         "dr_grpo_k3_ratio/beta_2/seed_3",  # every base run at sweep_beta (main's, not retrained)
     ]
-    every = [r.name for r in runs.all_runs(FP, 8)]
+    every = list(runs.table(FP, 8))
     assert len(every) == len(set(every)) == 8 + 4 + 4  # shared base runs trained once
     long = runs.study_runs({**FP, "long_steps": 960}, "factors", 8)
     assert sorted({r.name for r in long} - set(factors)) == [
         "dr_grpo_k3_ratio_long/beta_2/seed_3",
         "grpo_k3_ratio_long/beta_2/seed_3",
     ]
-    assert len(runs.all_runs({**FP, "long_steps": 960}, 8)) == 16 + 2  # dr_grpo base: main's
+    assert len(runs.table({**FP, "long_steps": 960}, 8)) == 16 + 2  # dr_grpo base: main's
     with pytest.raises(ValueError, match="unknown study"):
         runs.study_runs(FP, "nope", 8)
 
@@ -88,7 +101,8 @@ def test_train_settings_override_only_the_sweep_keys():
         },
         "data": {"answer_mode": "strict"},
     }
-    out = runs.train_settings(base, FP, runs.parse("grpo_k3_ratio/beta_2/seed_3"))
+    table = _by_name({**FP, "runs_sweep": ["two_kl/k3_ratio"], "long_steps": 960})
+    out = runs.train_settings(base, FP, table["grpo_k3_ratio/beta_2/seed_3"])
     assert out["train"] == {
         "beta": 2.0,
         "kl_estimator": "k3_ratio",
@@ -101,25 +115,29 @@ def test_train_settings_override_only_the_sweep_keys():
         "on_pool": True,
     }
     assert out["seed"] == 0 and out["data"] == base["data"] and base["train"]["beta"] == 0.1
-    g16 = runs.train_settings(base, FP, runs.parse("grpo_k3_ratio_G16/beta_2/seed_3"))
+    g16 = runs.train_settings(base, FP, table["grpo_k3_ratio_G16/beta_2/seed_3"])
     assert g16["train"] == {**out["train"], "num_generations": 16}
-    lr = runs.train_settings(base, FP, runs.parse("grpo_k3_ratio_lr_half/beta_2/seed_3"))
+    lr = runs.train_settings(base, FP, table["grpo_k3_ratio_lr_half/beta_2/seed_3"])
     assert lr["train"] == {**out["train"], "learning_rate": 5e-5}
     fp = {**FP, "long_steps": 960}
-    long = runs.train_settings(base, fp, runs.parse("grpo_k3_ratio_long/beta_2/seed_3"))
+    long = runs.train_settings(base, fp, table["grpo_k3_ratio_long/beta_2/seed_3"])
     assert long["train"] == {**out["train"], "max_steps": 960}
+    two_kl = runs.train_settings(base, FP, table["two_kl_k3_ratio/beta_2/seed_3"])
+    assert two_kl["train"] == {**out["train"], "two_kl_alpha": 0.5}  # only two-KL runs get it
+    assert "two_kl_alpha" not in out["train"]
 
 
-def test_tabular_variants_leave_out_mirror():
-    fp = {"runs": ["grpo/k3_ratio", "mirror/k3_ratio", "grpo/k3", "dr_grpo/k3_ratio"]}
+def test_tabular_variants_leave_out_mirror_and_two_kl():
+    fp = {"runs": ["grpo/k3_ratio", "mirror/k3_ratio", "two_kl/k3", "grpo/k3", "dr_grpo/k3_ratio"]}
     assert runs.tabular_variants(fp) == ["grpo", "dr_grpo"]
 
 
 def test_steps_of_base_and_long_runs():
     fp = {**FP, "long_steps": 960}
-    assert runs.steps(fp, "grpo_k3_ratio/beta_2/seed_3") == [80, 160, 240, 320, 400, 480]
-    assert runs.steps(fp, runs.parse("dr_grpo_k3_ratio_long/beta_2/seed_0"))[-3:] == [800, 880, 960]
-    assert len(runs.steps(fp, "grpo_k3_ratio_lr_half/beta_2/seed_0")) == 6
+    table = _by_name(fp)
+    assert runs.steps(fp, table["grpo_k3_ratio/beta_2/seed_3"]) == [80, 160, 240, 320, 400, 480]
+    assert runs.steps(fp, table["dr_grpo_k3_ratio_long/beta_2/seed_3"])[-3:] == [800, 880, 960]
+    assert len(runs.steps(fp, table["grpo_k3_ratio_lr_half/beta_2/seed_3"])) == 6
 
 
 @pytest.mark.parametrize("name, samples", [("ref", 400), ("grpo_k3/beta_2/seed_3", 200)])
@@ -129,19 +147,23 @@ def test_eval_settings_samples(name, samples):
     assert out["eval"] == {"samples": samples, "backend": "hf"} and base["eval"]["samples"] == 50
 
 
-def test_table_paths():
+def test_compare_inputs():
     fp = {**FP, "max_steps": 160, "long_steps": 240}
-    paths = runs.table_paths("fp", fp, ["grpo_k3/beta_2/seed_0", "grpo_k3_long/beta_2/seed_0"])
+    table = _by_name(fp)
+    picked = [table["mirror_k3/beta_2/seed_3"], table["grpo_k3_ratio_long/beta_2/seed_3"]]
+    paths = runs.compare_inputs(fp, "fp", picked)
     assert paths == {
         "ref": "fp/evaluate/ref/pool/step_0.csv",
         **{
-            f"grpo_k3/beta_2/seed_0@{s}": f"fp/evaluate/grpo_k3/beta_2/seed_0/pool/step_{s}.csv"
+            f"mirror_k3/beta_2/seed_3@{s}": f"fp/evaluate/mirror_k3/beta_2/seed_3/pool/step_{s}.csv"
             for s in (80, 160)
         },
         **{
-            f"grpo_k3_long/beta_2/seed_0@{s}": (
-                f"fp/evaluate/grpo_k3_long/beta_2/seed_0/pool/step_{s}.csv"
+            f"grpo_k3_ratio_long/beta_2/seed_3@{s}": (
+                f"fp/evaluate/grpo_k3_ratio_long/beta_2/seed_3/pool/step_{s}.csv"
             )
             for s in (80, 160, 240)
         },
+        "kl@mirror_k3/beta_2/seed_3": "fp/kl/mirror_k3/beta_2/seed_3.csv",
+        "kl@grpo_k3_ratio_long/beta_2/seed_3": "fp/kl/grpo_k3_ratio_long/beta_2/seed_3.csv",
     }

@@ -36,6 +36,17 @@ class Variant:
         if self.anchor not in ANCHORS:
             raise ValueError(f"variant {self.name}: anchor {self.anchor!r} not one of {ANCHORS}")
 
+    def fixed_point_beta(self, beta: float, alpha: float | None = None) -> float | None:
+        """The beta of the pi_ref-anchored map h (same normalisation, plateau_base) whose fixed
+        points are this variant's: beta for the pi_ref anchor (Thm 2-3); alpha beta for the two-KL
+        anchor (Thm 9 at p_n = p_{n-1} = p: logit p = logit p_ref + Delta_R/alpha +
+        Omega(p)/(alpha beta), with Delta_R = 0, the Renyi terms vanishing when pi_{n-1}'s
+        success- and failure-conditionals are pi_ref's, as in the Gibbs tilt of pi_ref); None for
+        the previous-policy anchor (no interior fixed point, Thm 5)."""
+        if self.anchor == "previous":
+            return None
+        return float(beta) * (self.kl_weights(alpha)[0] if self.anchor == "two_kl" else 1.0)
+
     def kl_weights(self, alpha: float | None = None) -> tuple[float, float]:
         """(weight of KL(pi || pi_ref), weight of KL(pi || pi_{n-1})) of beta's KL term."""
         if self.anchor == "reference":

@@ -5,27 +5,16 @@ One job evaluates one run: every checkpoint of the run at the evaluation tempera
 checkpoint at each temperature of eval.temperatures on every split of eval.temperature_splits
 (pi_ref, run `ref`, has step 0 only). Temperature 0 is greedy decoding: one sample per prompt.
 
-Paths: results/evaluate/{run}/{split}/step_{N}.csv at the evaluation temperature (the tables of
-the trajectories and the paper's headline) and step_{N}_T{t}.csv at another temperature t, each
-with its .json sidecar.
+Paths (grpo_repro.runs.Tree.table): results/evaluate/{run}/{split}/step_{N}.csv at the evaluation
+temperature (the tables of the trajectories and the paper's headline) and step_{N}_T{t}.csv at
+another temperature t, each with its .json sidecar.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-
-def temp_tag(t: float) -> str:
-    """The temperature as it appears in a file name: 0.7 -> "0.7", 1.0 -> "1", 0 -> "0"."""
-    return f"{float(t):g}"
-
-
-def table_path(
-    results: str, run: str, split: str, step: int, ext: str = "csv", temperature=None
-) -> str:
-    """One evaluation table (temperature None: the evaluation temperature)."""
-    tag = "" if temperature is None else f"_T{temp_tag(temperature)}"
-    return f"{results}/evaluate/{run}/{split}/step_{int(step)}{tag}.{ext}"
+from grpo_repro.runs import REF, Tree
 
 
 def main_temperature(config: dict) -> float:
@@ -60,21 +49,16 @@ def tasks(results: str, run: str, steps, config: dict) -> list[Task]:
     splits = list(config["eval"]["splits"])
     temps = temperatures(config)
     t_splits = list(config["eval"].get("temperature_splits") or []) if len(temps) > 1 else []
-    steps = [0] if run == "ref" else sorted(int(s) for s in steps if int(s) > 0)
+    steps = [0] if run == REF else sorted(int(s) for s in steps if int(s) > 0)
     out = [(s, split, None) for s in steps for split in splits]
     final = steps[-1]
     for split in t_splits:
         if split not in splits:
             out.append((final, split, None))
         out += [(final, split, t) for t in temps[1:]]
+    tree = Tree(results)
     return [
-        Task(
-            s,
-            split,
-            t,
-            table_path(results, run, split, s, "csv", t),
-            table_path(results, run, split, s, "json", t),
-        )
+        Task(s, split, t, tree.table(run, split, s, "csv", t), tree.table(run, split, s, "json", t))
         for s, split, t in out
     ]
 

@@ -12,7 +12,9 @@ finite group size; the study's aims), from compare.prompt_table's rows.
   share_plateau, share_converged (last two / three checkpoints agree), Spearman correlations,
   coverage shares, median beta_eff (h) and beta_eff_G (h_G), mean KLs, mean plateau and p*_G;
   for mean-only variants (dr_grpo) `law_fit`: the regression of logit(plateau) on logit(p_ref)
-  (slope, intercept, crossed bootstrap intervals) beside the finite-G law's (1 - 1/G)/beta.
+  (slope, intercept, crossed bootstrap intervals) beside the finite-G law's (1 - 1/G)/beta;
+  with the runs' trajectories (compare.trajectory_table), `monotonicity`: the mean success at
+  every checkpoint pooled over seeds, its largest drop and whether every drop is within noise.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from grpo_repro.dynamics import prediction as pred
 AIM_ABS = 0.03  # the aim's absolute gap, and its factor on the noise floor
 AIM_FLOOR = 1.2
 AIM_RATIO = 1 / 3
+MONOTONE_Z = 2.0  # a drop of the mean success larger than this many standard errors: not monotone
 
 
 def linear_law(variant: str) -> bool:
@@ -70,7 +73,7 @@ def noise_floor(g: pd.DataFrame, eps: float, n_sim: int = 200, seed: int = 0) ->
     inner = (p_ref_sim > 0) & (p_ref_sim < 1)
     lim = pred.orbit_limits(
         np.clip(p_ref_sim, 1e-9, 1 - 1e-9),
-        g["beta"].iloc[0],
+        g["beta_pred"].iloc[0],
         eps,
         n_iter=400,
         group_size=int(g["G"].iloc[0]),
@@ -113,8 +116,28 @@ def law_fit(g: pd.DataFrame, n_boot: int, seed: int) -> dict:
     return out
 
 
+def monotonicity(traj: pd.DataFrame) -> dict:
+    """One run's trajectory (rows of compare.trajectory_table, every seed) pooled over seeds: the
+    mean success at each step ("/"-joined, step 0 = p_ref), the largest drop between consecutive
+    checkpoints and `monotone`: no drop beyond MONOTONE_Z standard errors of the difference."""
+    by = traj.groupby("step", sort=True)
+    m = by["p_mean"].mean().to_numpy()
+    # the pooled mean's standard error: sqrt(sum of the seeds' se^2) / n_seeds
+    se = np.sqrt(by["se"].apply(lambda x: np.sum(np.square(x))).to_numpy()) / by.size().to_numpy()
+    d, tol = np.diff(m), MONOTONE_Z * np.sqrt(se[1:] ** 2 + se[:-1] ** 2)
+    return {
+        "trajectory": "/".join(f"{x:.3f}" for x in m),
+        "drop_max": float(max(0.0, -d.min())) if d.size else 0.0,
+        "monotone": bool(np.all(d >= -tol)),
+    }
+
+
 def summary_table(
-    prompts: pd.DataFrame, eps: float, n_boot: int = 1000, seed: int = 0
+    prompts: pd.DataFrame,
+    eps: float,
+    n_boot: int = 1000,
+    seed: int = 0,
+    trajectories: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Per (run, beta): see the module doc."""
     rows = []
@@ -133,6 +156,7 @@ def summary_table(
             "setting": g["setting"].iloc[0],
             "G": int(g["G"].iloc[0]),
             "beta": beta,
+            "beta_pred": float(g["beta_pred"].iloc[0]),
             "n_seeds": g["seed"].nunique(),
             "n_prompts": g["prompt_id"].nunique(),
             "share_plateau": float(g["plateau"].mean()),
@@ -174,5 +198,8 @@ def summary_table(
             row.update(law_fit(g, n_boot, seed))
             row["law_intercept_G"] = (1 - 1 / row["G"]) / beta
             row["law_intercept_population"] = 1 / beta
+        if trajectories is not None:
+            t = trajectories[(trajectories["run"] == run) & (trajectories["beta"] == beta)]
+            row.update(monotonicity(t))
         rows.append(row)
     return pd.DataFrame(rows)

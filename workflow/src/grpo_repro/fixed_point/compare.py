@@ -1,11 +1,13 @@
 """Measured per-prompt plateau of one run against the predicted fixed points (Thm 2-3: the stable
 fixed point p* of p = h_{eps,p_ref}(p) reached from p_ref, and p*_G of h_G at the run's group size
 G, dynamics.finite_group; Sec. 5 for dr_grpo: logit p* = logit p_ref + 1/beta, (1 - 1/G)/beta at
-G; Thm 5 for mirror: p -> 1), with two baselines.
+G; Thm 9 for two_kl: h's fixed points at alpha beta, grpo_repro.variants.Variant.fixed_point_beta;
+Thm 5 for mirror: p -> 1), with two baselines.
 
 Per prompt, `prompt_table` gives
   p_ref (pi_ref's success rate, fixed_point.ref_samples samples) with its Wilson interval;
-  the predictions: `kind` (fixed_point / two_cycle / not_converged, dynamics.prediction), p_pred
+  the predictions (beta_pred: the beta of the predicting map h): `kind` (fixed_point / two_cycle /
+  not_converged, dynamics.prediction), p_pred
   (population p*) and p_pred_G (p*_G), each with an interval propagated from p_ref's (_lo, _hi);
   the plateau: p_plateau, the pooled success of the last two checkpoints, with its Wilson
   interval; `plateau` (the last two checkpoints' intervals overlap) and `converged` (the last
@@ -16,7 +18,9 @@ Per prompt, `prompt_table` gives
   the mechanism: kl (sequence-level KL(pi || pi_ref) of the last checkpoint, fixed_point.kl),
   kl_gibbs (the Gibbs policy's KL at p*_G), kl_gibbs_measured (at the plateau), beta_eff and
   beta_eff_G (the beta whose fixed point of h, of h_G, the plateau is).
-Aggregation over prompts and seeds: grpo_repro.fixed_point.aggregate.
+`trajectory_table` gives the mean success over the prompts with 0 < p_ref < 1 at every checkpoint
+(step 0: p_ref), with its standard error: is the improvement monotone? Aggregation over prompts
+and seeds: grpo_repro.fixed_point.aggregate.
 """
 
 from __future__ import annotations
@@ -32,9 +36,11 @@ from grpo_repro.dynamics import prediction as pred
 from grpo_repro.fixed_point.runs import Run
 
 
-def predict(variant: str, p_ref, beta: float, eps: float, lo, hi, group_size=None) -> pd.DataFrame:
+def predict(
+    variant: str, p_ref, beta: float, eps: float, lo, hi, group_size=None, alpha=None
+) -> pd.DataFrame:
     """kind, p_pred, p_pred_lo, p_pred_hi for each p_ref (interval ends lo, hi of p_ref);
-    group_size G: the finite-group prediction (None: the population's)."""
+    group_size G: the finite-group prediction (None: the population's); alpha: a two-KL run's."""
     p_ref = np.asarray(p_ref, float)
     kind = np.full(p_ref.shape, "absorbing", dtype=object)
     point, p_lo, p_hi = p_ref.copy(), p_ref.copy(), p_ref.copy()
@@ -44,6 +50,7 @@ def predict(variant: str, p_ref, beta: float, eps: float, lo, hi, group_size=Non
         kind[p_ref > 0] = "limit_one"
         point = p_lo = p_hi = np.where(p_ref > 0, 1.0, 0.0)
     elif inner.any():
+        beta = reg.get(variant).fixed_point_beta(beta, alpha)
         kw = dict(group_size=group_size, variant=base.name)
         lim = pred.orbit_limits(p_ref[inner], beta, eps, **kw)
         kind[inner] = lim["kind"]
@@ -82,8 +89,8 @@ def prompt_table(
         }
     )
     args = (run.variant, out["p_ref"], run.beta, eps, out["p_ref_lo"], out["p_ref_hi"])
-    out = pd.concat([out, predict(*args)], axis=1)
-    g_pred = predict(*args, group_size=g).drop(columns="kind")
+    out = pd.concat([out, predict(*args, alpha=run.alpha)], axis=1)
+    g_pred = predict(*args, group_size=g, alpha=run.alpha).drop(columns="kind")
     out = pd.concat([out, g_pred.add_suffix("_G").rename(columns=lambda c: _g_name(c))], axis=1)
     out["p_plateau"] = succ / n
     out["plateau_samples"] = n
@@ -110,7 +117,26 @@ def prompt_table(
     out["beta_eff"] = pred.beta_eff(out["p_plateau"], out["p_ref"], eps)
     out["beta_eff_G"] = pred.beta_eff(out["p_plateau"], out["p_ref"], eps, group_size=g)
     meta = {"run": run.kind, "variant": run.variant, "setting": run.setting or "base"}
-    return out.assign(**meta, G=g, beta=run.beta, seed=run.seed)
+    beta_pred = reg.get(run.variant).fixed_point_beta(run.beta, run.alpha)
+    beta_pred = np.nan if beta_pred is None else beta_pred
+    return out.assign(**meta, G=g, beta=run.beta, seed=run.seed, beta_pred=beta_pred)
+
+
+def trajectory_table(ref: pd.DataFrame, checkpoints: pd.DataFrame, run: Run) -> pd.DataFrame:
+    """One row per checkpoint (step 0: pi_ref) of one run: the mean success over the prompts with
+    0 < p_ref < 1 and its standard error, sqrt(sum p (1 - p) / n) / n_prompts (binomial)."""
+    r = ref.set_index("prompt_id")
+    ids = list(r.index[(r["p_hat"] > 0) & (r["p_hat"] < 1)])
+    tables = {0: r.loc[ids]}
+    for s in sorted(checkpoints["step"].unique()):
+        tables[int(s)] = checkpoints[checkpoints["step"] == s].set_index("prompt_id").loc[ids]
+    rows = []
+    for step, t in tables.items():
+        p, n = t["p_hat"].to_numpy(float), t["samples"].to_numpy(float)
+        se = float(np.sqrt(np.sum(p * (1 - p) / n)) / max(len(p), 1))
+        rows.append({"step": step, "p_mean": float(p.mean()) if len(p) else np.nan, "se": se})
+    meta = {"run": run.kind, "variant": run.variant, "beta": run.beta, "seed": run.seed}
+    return pd.DataFrame(rows).assign(**meta)[[*meta, "step", "p_mean", "se"]]
 
 
 def _fluct_var(p: np.ndarray, n: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ LAW_SLOPE_TOL = 0.1  # the dr_grpo slope within 0.1 of 1
 LAW_INTERCEPT_TOL = 0.15  # and the intercept within 15% of (1 - 1/G)/beta
 
 TITLES = {
-    "main": "Main study: grpo and dr_grpo at every beta and seed",
+    "main": "Main study: grpo and dr_grpo at every beta and seed, two_kl at the sweep's beta",
     "groups": "Group-size sweep: the plateau against p*_G as G grows",
     "factors": "Factors: plain k3, mirror, and one training setting changed at a time",
 }
@@ -133,6 +133,37 @@ def law_lines(summary: pd.DataFrame) -> list[str]:
     return out
 
 
+def trajectory_lines(summary: pd.DataFrame) -> list[str]:
+    """Each run's mean success at every checkpoint (pooled over seeds): monotone or not; for the
+    two-KL runs (Thm 9) the paper predicts an interior fixed point and no monotone improvement."""
+    if "monotone" not in summary:
+        return []
+    out = [
+        "",
+        "### Trajectories: is the improvement monotone?",
+        "",
+        "| run | beta | beta of the predicting map | mean success per checkpoint (step 0 = p_ref) | "
+        "largest drop | monotone (no drop beyond 2 s.e.) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for _, r in summary.iterrows():
+        out.append(
+            f"| {r['run']} | {r['beta']:g} | {_f(r['beta_pred'], '{:g}')} | {r['trajectory']} | "
+            f"{_f(r['drop_max'])} | {'yes' if r['monotone'] else 'no'} |"
+        )
+    for _, r in summary[summary["variant"].map(lambda v: reg.get(v).anchor == "two_kl")].iterrows():
+        out += [
+            "",
+            f"{r['run']}, beta {r['beta']:g} (Thm 9: h_G's fixed point at alpha beta = "
+            f"{_f(r['beta_pred'], '{:g}')}, Delta_R = 0): an interior plateau, mean "
+            f"{_f(r['p_plateau_mean'])} against p*_G's {_f(r['p_pred_G_mean'])} (gap "
+            f"{_ci(r, 'gap_pred_G')}, p_ref's baseline {_f(r['gap_stays'])}); its trajectory "
+            + ("rises monotonically" if r["monotone"] else "is NOT monotone")
+            + f" (largest drop {_f(r['drop_max'])}).",
+        ]
+    return out
+
+
 def group_lines(summary: pd.DataFrame) -> list[str]:
     """The plateau ordered by G as p*_G orders it (one beta, grpo)."""
     grpo = reg.find("reference", mean_only=False).name
@@ -237,7 +268,8 @@ def study_markdown(
         "Per prompt, the plateau is the success rate over the last two checkpoints (steps "
         f"{plateau}); p* is the stable fixed point of h reached from the measured p_ref, p*_G "
         "that of h_G at the run's group size G (each group whitened by its own mean and "
-        "spread); dr_grpo: logit p_ref + 1/beta and + (1 - 1/G)/beta; mirror: 1 (Thm 5). Gaps: "
+        "spread); dr_grpo: logit p_ref + 1/beta and + (1 - 1/G)/beta; two_kl: those of h and h_G "
+        "at alpha beta (Thm 9 with Delta_R = 0); mirror: 1 (Thm 5). Gaps: "
         "mean absolute differences over the prompts with 0 < p_ref < 1, averaged over seeds, "
         "95% crossed bootstrap intervals over seeds x prompts. `converged`: the last three "
         "checkpoints' Wilson intervals overlap pairwise. The noise floor is the mean gap an "
@@ -247,6 +279,7 @@ def study_markdown(
         "",
         *[f"- {verdict(r)}" for _, r in summary.iterrows()],
         *law_lines(summary),
+        *trajectory_lines(summary),
         *(group_lines(summary) if study == "groups" else []),
         *(factor_lines(summary) if study == "factors" else []),
         *(tabular_lines(tabular, summary) if tabular is not None else []),

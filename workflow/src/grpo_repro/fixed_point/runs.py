@@ -1,13 +1,16 @@
-"""The fixed-point stage's GRPO runs (Thm 2-3 at the population and at finite group size)
-and their studies: names, settings and evaluation tasks.
+"""The fixed-point stage's GRPO runs (Thm 2-3 at the population and at finite group size; Lemma 2
+and Thm 9 for the two-KL variant) and their studies: one table of runs, name -> record.
 
-A run is (variant, KL estimator, setting, beta, seed) at results/fixed_point/train/<name>,
-<name> = {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}; setting is empty for the base runs,
-G<n> for the group-size sweep (train.num_generations = n), `long` for the convergence check
-(fixed_point.long_steps steps instead of max_steps) and a name of fixed_point.factors for one
-changed training setting (the mechanism study). Three studies, each a named target:
+A run is (variant, KL estimator, setting, beta, seed) at results/fixed_point/train/<name>
+(grpo_repro.runs.Tree), <name> = {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}; setting is
+empty for the base runs, G<n> for the group-size sweep (train.num_generations = n), `long` for the
+convergence check (fixed_point.long_steps steps instead of max_steps) and a name of
+fixed_point.factors for one changed training setting (the mechanism study). Every run is a row of
+`table` (Snakemake's {run} wildcard is constrained to its names); a name is looked up, never
+parsed. Three studies, each a named target:
 
-- main    (`fixed_point_main`):    fixed_point.runs at every beta and seed;
+- main    (`fixed_point_main`):    fixed_point.runs at every beta and seed, and
+  fixed_point.runs_sweep (the two-KL variant, alpha = train.two_kl_alpha) at sweep_beta, every seed;
 - groups  (`fixed_point_groups`):  grpo/k3_ratio at sweep_beta for every G of group_sizes and the
   training G, every seed (the training G is main's run, trained once);
 - factors (`fixed_point_factors`): fixed_point.runs_first_seed at every beta, and every factor of
@@ -19,34 +22,27 @@ changed training setting (the mechanism study). Three studies, each a named targ
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from grpo_repro import variants as reg
 from grpo_repro.evaluate.tasks import Task
+from grpo_repro.runs import REF, Tree
 
 STUDIES = ("main", "groups", "factors")
 SWEPT = "grpo/k3_ratio"  # the run kind of the group-size sweep and of the factors
 LONG = "long"  # the setting of the convergence check's runs (fixed_point.long_steps steps)
-
-
-def variant_re() -> str:
-    """Regex alternation of the trained variants' names (grpo_repro.variants, read at call time)."""
-    return "(" + "|".join(reg.names(trained=True)) + ")"
-
-
-def _kind_re() -> re.Pattern:
-    """{variant}_{kl}[_{setting}] with groups variant, kl, setting."""
-    return re.compile(rf"^{variant_re()}_(k3_ratio|k3)(?:_(G\d+|[a-z][a-z0-9_]*))?$")
+POOL = "pool"  # the split every run is evaluated on: the fixed_point.n_prompts trained prompts
 
 
 @dataclass(frozen=True)
 class Run:
     variant: str
     kl: str
-    setting: str  # "" (base), "G<n>" or a factor name
+    setting: str  # "" (base), "G<n>", `long` or a factor name
     beta: float
     seed: int
+    group_size: int  # G: train.num_generations, or the sweep's G<n>
+    alpha: float | None = None  # the two-KL weight of KL(pi || pi_ref) (two-KL variants only)
 
     @property
     def kind(self) -> str:
@@ -58,67 +54,64 @@ class Run:
         return f"{self.kind}/beta_{self.beta:g}/seed_{self.seed}"
 
     @property
-    def setting_g(self) -> int | None:
-        """G of a group-size setting (G<n>), None for the others."""
-        return int(self.setting[1:]) if re.fullmatch(r"G\d+", self.setting) else None
+    def long(self) -> bool:
+        return self.setting == LONG
 
-    def group_size(self, base_g: int) -> int:
-        """G of the run: the setting's, else train.num_generations."""
-        return self.setting_g or int(base_g)
+    def as_dict(self) -> dict:
+        return asdict(self)
 
 
-def parse(name: str) -> Run:
-    """The Run of a name {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}."""
-    kind, beta, seed = name.split("/")
-    m = _kind_re().match(kind)
-    if not m:
-        raise ValueError(f"not a fixed-point run name: {name!r}")
-    variant, kl, setting = m.groups()
-    return Run(variant, kl, setting or "", float(beta.removeprefix("beta_")), int(seed[5:]))
+def _runs(kinds, settings, betas, seeds, base_g, alpha) -> list[Run]:
+    """Every run of kinds x settings x betas x seeds; a setting "G<n>" given as the int n."""
+    out = []
+    for kind in kinds:
+        variant, kl = kind.split("/")
+        a = None
+        if reg.get(variant).anchor == "two_kl":
+            if alpha is None:
+                raise ValueError(f"fixed-point run kind {kind}: a two-KL run needs alpha")
+            a = float(alpha)
+        for s in settings:
+            g, name = (s, f"G{s}") if isinstance(s, int) else (int(base_g), s)
+            out += [Run(variant, kl, name, float(b), int(sd), g, a) for b in betas for sd in seeds]
+    return out
 
 
-def _runs(kinds, settings, betas, seeds) -> list[Run]:
-    return [
-        Run(*k.split("/"), setting=s, beta=float(b), seed=int(sd))
-        for k in kinds
-        for s in settings
-        for b in betas
-        for sd in seeds
-    ]
-
-
-def study_runs(fp: dict, study: str, base_g: int) -> list[Run]:
-    """The runs a study compares (see the module doc)."""
-    seeds, first = fp["seeds"], fp["seeds"][:1]
+def study_runs(fp: dict, study: str, base_g: int, alpha: float | None = None) -> list[Run]:
+    """The runs a study compares (see the module doc); alpha: train.two_kl_alpha."""
+    seeds, first, sweep = fp["seeds"], fp["seeds"][:1], [fp["sweep_beta"]]
+    at = dict(base_g=base_g, alpha=alpha)
     if study == "main":
-        return _runs(fp["runs"], [""], fp["betas"], seeds)
+        out = _runs(fp["runs"], [""], fp["betas"], seeds, **at)
+        return out + _runs(fp.get("runs_sweep") or [], [""], sweep, seeds, **at)
     if study == "groups":
         sizes = sorted({int(base_g), *fp["group_sizes"]})
-        settings = ["" if g == base_g else f"G{g}" for g in sizes]
-        return _runs([SWEPT], settings, [fp["sweep_beta"]], seeds)
+        settings = ["" if g == base_g else int(g) for g in sizes]
+        return _runs([SWEPT], settings, sweep, seeds, **at)
     if study == "factors":
-        sweep = [fp["sweep_beta"]]
-        out = _runs(fp["runs_first_seed"], [""], fp["betas"], first)
-        out += _runs([SWEPT], ["", *fp["factors"]], sweep, first)
-        out += _runs(fp["runs"], ["", *([LONG] if fp.get("long_steps") else [])], sweep, first)
+        out = _runs(fp["runs_first_seed"], [""], fp["betas"], first, **at)
+        out += _runs([SWEPT], ["", *fp["factors"]], sweep, first, **at)
+        long = [LONG] if fp.get("long_steps") else []
+        out += _runs(fp["runs"], ["", *long], sweep, first, **at)
         return list({r.name: r for r in out}.values())
     raise ValueError(f"unknown study {study!r}; expected one of {STUDIES}")
 
 
 def tabular_variants(fp: dict) -> list[str]:
-    """The variants of fixed_point.runs the tabular control trains: those with a predicted plateau
-    (grpo_repro.variants.plateau_base; the previous-policy anchor has none, Thm 5)."""
+    """The variants of fixed_point.runs the tabular control trains: those anchored on pi_ref
+    alone (the previous-policy anchor has no plateau, Thm 5; the tabular update has no two-KL
+    term)."""
     kinds = [k.split("/")[0] for k in fp["runs"]]
-    return [v for v in dict.fromkeys(kinds) if reg.plateau_base(v) is not None]
+    return [v for v in dict.fromkeys(kinds) if reg.get(v).anchor == "reference"]
 
 
-def all_runs(fp: dict, base_g: int) -> list[Run]:
-    """Every run of every study, each once."""
+def table(fp: dict, base_g: int, alpha: float | None = None) -> dict[str, Run]:
+    """Name -> run of every run of every study, each once (study order)."""
     out: dict[str, Run] = {}
     for study in STUDIES:
-        for r in study_runs(fp, study, base_g):
+        for r in study_runs(fp, study, base_g, alpha):
             out.setdefault(r.name, r)
-    return list(out.values())
+    return out
 
 
 def checkpoint_steps(fp: dict, long: bool = False) -> list[int]:
@@ -127,16 +120,15 @@ def checkpoint_steps(fp: dict, long: bool = False) -> list[int]:
     return list(range(fp["save_steps"], int(last) + 1, fp["save_steps"]))
 
 
-def steps(fp: dict, run: Run | str) -> list[int]:
+def steps(fp: dict, run: Run) -> list[int]:
     """The checkpoints a run is evaluated at: checkpoint_steps, long for a `long` run."""
-    run = parse(run) if isinstance(run, str) else run
-    return checkpoint_steps(fp, long=run.setting == LONG)
+    return checkpoint_steps(fp, long=run.long)
 
 
 def train_settings(base: dict, fp: dict, run: Run) -> dict:
     """What one run's training reads: `base` (the default runs' training settings: seed, train,
-    data) with the run's beta, KL estimator and seed, the sweep's steps and learning rate, on the
-    pool (many epochs), then the run's setting (G<n>: num_generations; a factor: its keys)."""
+    data) with the run's beta, KL estimator, seed, G and alpha (two-KL runs), the sweep's steps
+    and learning rate, on the pool (many epochs), then a factor's keys."""
     train = {
         **base["train"],
         "beta": run.beta,
@@ -146,18 +138,18 @@ def train_settings(base: dict, fp: dict, run: Run) -> dict:
         "save_steps": fp["save_steps"],
         "on_pool": True,
         "seeds": [run.seed],
+        "num_generations": run.group_size,
     }
-    if run.setting_g:
-        train["num_generations"] = run.setting_g
-    elif run.setting and run.setting != LONG:
-        train.update(fp["factors"][run.setting])
+    if run.alpha is not None:
+        train["two_kl_alpha"] = run.alpha
+    train.update(fp["factors"].get(run.setting, {}))
     return {**base, "train": train}
 
 
 def eval_settings(base: dict, fp: dict, name: str) -> dict:
     """What evaluating run `name` reads: `base` (config.eval_settings) with the sweep's sample
     count: ref_samples for pi_ref (run `ref`, p_ref measured finely), samples for a checkpoint."""
-    samples = fp["ref_samples"] if name == "ref" else fp["samples"]
+    samples = fp["ref_samples"] if name == REF else fp["samples"]
     ecfg = {
         k: v for k, v in base["eval"].items() if k not in ("temperatures", "temperature_splits")
     }
@@ -167,35 +159,24 @@ def eval_settings(base: dict, fp: dict, name: str) -> dict:
 def eval_tasks(fp_dir: str, name: str, steps: list[int]) -> list[Task]:
     """The tables of one evaluation job of the sweep (split `pool`, the evaluation temperature):
     pi_ref (run `ref`) at step 0, a run at every step of `steps`."""
-    steps = [0] if name == "ref" else [int(s) for s in steps]
+    tree = Tree(fp_dir)
+    steps = [0] if name == REF else [int(s) for s in steps]
     return [
-        Task(
-            s,
-            "pool",
-            None,
-            *(f"{fp_dir}/evaluate/{name}/pool/step_{s}.{e}" for e in ("csv", "json")),
-        )
+        Task(s, POOL, None, tree.table(name, POOL, s), tree.table(name, POOL, s, "json"))
         for s in steps
     ]
 
 
-def table_paths(fp_dir: str, fp: dict, names: list[str]) -> dict:
-    """Evaluation table of pi_ref (key `ref`) and of every run at each of its steps (key
-    `run@step`)."""
-    out = {"ref": f"{fp_dir}/evaluate/ref/pool/step_0.csv"}
-    for name in names:
-        for step in steps(fp, name):
-            out[f"{name}@{step}"] = f"{fp_dir}/evaluate/{name}/pool/step_{step}.csv"
-    return out
+def compare_inputs(fp: dict, fp_dir: str, runs: list[Run]) -> dict:
+    """What comparing a study's `runs` reads: pi_ref's table (key `ref`), every run's table at
+    every step (key `run@step`) and its KL table (key `kl@run`)."""
+    tree = Tree(fp_dir)
+    out = {REF: tree.table(REF, POOL, 0)}
+    for r in runs:
+        out.update({f"{r.name}@{s}": tree.table(r.name, POOL, s) for s in steps(fp, r)})
+    return {**out, **{f"kl@{r.name}": kl_table(fp_dir, r.name) for r in runs}}
 
 
-def compare_inputs(fp: dict, fp_dir: str, study: str, base_g: int) -> dict:
-    """What comparing a study reads: pi_ref's table, every run's table at every step and its KL
-    table (key `kl@run`); study factors: the tabular control (key `tabular`)."""
-    names = [r.name for r in study_runs(fp, study, base_g)]
-    tabular = {"tabular": f"{fp_dir}/factors/data/tabular.csv"} if study == "factors" else {}
-    return {
-        **table_paths(fp_dir, fp, names),
-        **{f"kl@{name}": f"{fp_dir}/kl/{name}.csv" for name in names},
-        **tabular,
-    }
+def kl_table(fp_dir: str, name: str) -> str:
+    """The sequence-level KL(pi || pi_ref) per prompt of a run's last checkpoint."""
+    return f"{fp_dir}/kl/{name}.csv"

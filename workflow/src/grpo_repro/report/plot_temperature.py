@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import pandas as pd
 
 from grpo_repro import style
-from grpo_repro.report.tables import REF
+from grpo_repro.runs import REF
 
 CLASS_TITLE = {
     "all": "all prompts",

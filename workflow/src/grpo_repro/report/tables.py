@@ -1,7 +1,8 @@
 """Evaluation tables -> one long data frame (Sec. 6: per-question success rate = successes / samples).
 
-Layout read: results/evaluate/{variant}/{split}/step_{N}.csv for N > 0 and results/evaluate/ref/{split}/step_0.csv
-(pi_ref, evaluated once and shared by every variant). The long frame has one row per
+Layout read (grpo_repro.runs.Tree.table): results/evaluate/{variant}/seed_{seed}/{split}/step_{N}.csv
+for N > 0 and results/evaluate/ref/{split}/step_0.csv (pi_ref, evaluated once and shared by every
+variant). The long frame has one row per
 (variant, split, step, prompt_id); the reference rows are repeated under every variant at step 0
 (column `source` = "ref") so that each variant's trajectory starts at pi_ref.
 """
@@ -19,42 +20,29 @@ import pandas as pd
 from grpo_repro import io
 from grpo_repro.evaluate.scoring import PROMPT_COLUMNS
 from grpo_repro.io import DataError
+from grpo_repro.runs import REF, Tree, run_name
 
-REF = "ref"
 KEY = ["variant", "seed", "split", "step", "prompt_id"]
 LONG_COLUMNS = ["variant", "seed", "split", "step", "checkpoint", "source", *PROMPT_COLUMNS]
-
-
-def eval_path(results: str, run: str, split: str, step: int) -> str:
-    """Path of one evaluation table; step 0 is pi_ref's table under evaluate/ref/."""
-    who = REF if int(step) == 0 else run
-    return f"{results}/evaluate/{who}/{split}/step_{int(step)}.csv"
 
 
 def eval_entries(results: str, variants, seeds, splits, steps) -> list[dict]:
     """(variant, seed, split, step, path) of every table the stage reads; the ref table once per
     split (seed -1: pi_ref has no GRPO seed)."""
-    out = []
+    out, tree = [], Tree(results)
     for split in splits:
-        out.append(
-            {
-                "variant": REF,
-                "seed": -1,
-                "split": split,
-                "step": 0,
-                "path": eval_path(results, REF, split, 0),
-            }
-        )
+        ref = {"variant": REF, "seed": -1, "split": split, "step": 0}
+        out.append({**ref, "path": tree.table(REF, split, 0)})
         for variant in variants:
             for seed in seeds:
-                run = f"{variant}/seed_{seed}"
+                run = run_name(variant, seed)
                 out += [
                     {
                         "variant": variant,
                         "seed": int(seed),
                         "split": split,
                         "step": int(step),
-                        "path": eval_path(results, run, split, step),
+                        "path": tree.table(run, split, step),
                     }
                     for step in steps
                     if int(step) > 0

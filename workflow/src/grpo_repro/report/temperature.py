@@ -23,9 +23,10 @@ import numpy as np
 import pandas as pd
 
 from grpo_repro import stats
-from grpo_repro.evaluate.tasks import table_path, temperatures
+from grpo_repro.evaluate.tasks import temperatures
 from grpo_repro.report.amplification import ALL, _seed
-from grpo_repro.report.tables import REF, read_eval_table
+from grpo_repro.report.tables import read_eval_table
+from grpo_repro.runs import REF, Tree, run_name
 
 CLASSES = ("all", "misconception", "other")
 
@@ -37,13 +38,13 @@ def entries(results: str, variants, seeds, steps, config: dict) -> list[dict]:
     if len(temps) < 2:
         return []
     final = max(int(s) for s in steps)
-    out = []
+    out, tree = [], Tree(results)
     for split in config["eval"]["temperature_splits"]:
         runs = [(REF, -1, 0)] + [(v, int(s), final) for v in variants for s in seeds]
         for variant, seed, step in runs:
-            run = REF if variant == REF else f"{variant}/seed_{seed}"
+            run = REF if variant == REF else run_name(variant, seed)
             for i, t in enumerate(temps):
-                path = table_path(results, run, split, step, "csv", None if i == 0 else t)
+                path = tree.table(run, split, step, "csv", None if i == 0 else t)
                 out.append(
                     {
                         "variant": variant,

@@ -1,0 +1,298 @@
+"""The configuration's value checks (grpo_repro.config.check reports them with file and line):
+the JSON schema (schemas/config.schema.yaml: types, ranges, allowed names, with the variant names of
+the registry grpo_repro.variants filled in), keys renamed since, and the cross-field rules a schema
+cannot state (batch arithmetic of both layouts, the data source's files, the fixed-point steps).
+Each check returns (key path, message[, related key paths]); nothing here reads a file's lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from grpo_repro import variants as reg
+
+SCHEMA_PATH = Path(str(resources.files("grpo_repro") / "schemas" / "config.schema.yaml"))
+
+
+def load_schema() -> dict:
+    """The schema with the variant names of the registry grpo_repro.variants filled in (read at
+    call time): $defs variant (trained variants), one_anchor (of them, one KL anchor) and the
+    {variant} alternation of fp_kind's pattern (trained variants: a fixed-point run kind)."""
+    schema = yaml.safe_load(SCHEMA_PATH.read_text())
+    trained = [v for v in reg.VARIANTS if v.trained]
+    defs = schema["$defs"]
+    defs["variant"]["enum"] = [v.name for v in trained]
+    defs["one_anchor"]["enum"] = [v.name for v in trained if v.anchor != "two_kl"]
+    alternation = "(" + "|".join(defs["variant"]["enum"]) + ")"
+    defs["fp_kind"]["pattern"] = defs["fp_kind"]["pattern"].replace("{variant}", alternation)
+    return schema
+
+
+@contextmanager
+def schema_file():
+    """Path of a temporary JSON file holding load_schema() (Snakemake's validate() reads a file),
+    removed on exit."""
+    fd, path = tempfile.mkstemp(prefix="grpo_repro-schema-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(load_schema(), f)
+        yield path
+    finally:
+        os.unlink(path)
+
+
+def _lookup(data, keys):
+    for k in keys:
+        try:
+            data = data[k]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return data
+
+
+_MISSING = object()
+
+
+def _dotted(keys: Iterable[Any]) -> str:
+    out = ""
+    for k in keys:
+        out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
+    return out or "<top level>"
+
+
+def schema_errors(config: dict) -> list[tuple[list, str]]:
+    """All schema violations as (key path, message), most specific first."""
+    validator = jsonschema.Draft202012Validator(load_schema())
+    found = []
+    for err in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path)):
+        keys = list(err.absolute_path)
+        if err.validator == "additionalProperties":
+            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            for name in extra:
+                found.append((keys + [name], f"unknown key '{name}'"))
+            continue
+        if err.validator == "required":
+            found.append((keys, err.message))
+            continue
+        if err.validator in ("oneOf", "anyOf") and err.context:
+            best = jsonschema.exceptions.best_match(err.context)
+            found.append((keys, f"{json.dumps(err.instance)} is invalid: {best.message}"))
+            continue
+        found.append((keys, err.message + _number_hint(err.instance)))
+    return found
+
+
+def _number_hint(value) -> str:
+    """A hint for a number YAML read as a string (YAML 1.1: 1e-5 is a string, 1.0e-5 a float)."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        number = float(value)
+    except ValueError:
+        return ""
+    return (
+        f" (YAML reads {value} as a string: write the number with a dot and a signed exponent, "
+        f"e.g. {number:.1e}".replace("e-0", "e-").replace("e+0", "e+")
+        + ")"
+    )
+
+
+#: keys that were renamed: old key path -> the new key's dotted name (refused at load time)
+RENAMED_KEYS = {
+    ("data", "gsm8k_train_path"): "data.train_path",
+    ("data", "gsm8k_test_path"): "data.test_path",
+    ("data", "gsm8k_hub_id"): "data.hub_id",
+}
+
+
+def renamed_errors(config: dict) -> list[tuple[list, str]]:
+    """Keys and values that were renamed, checked before the schema so that the message names the
+    new one (and the file and line that still set the old one)."""
+    found = [
+        (list(old), f"was renamed: use {new} (the same value)")
+        for old, new in RENAMED_KEYS.items()
+        if _lookup(config, old) is not _MISSING
+    ]
+    if _lookup(config, ["eval", "dtype"]) == "training":
+        why = (
+            "rollout (the precision training's rollouts are sampled with, no autocast), or float32"
+        )
+        found.append((["eval", "dtype"], f"'training' was renamed: use {why} or bfloat16"))
+    return found
+
+
+def cross_field_errors(config: dict) -> list[tuple[list, str]]:
+    """Rules that span several keys."""
+    found = []
+    org = config.get("organism", {})
+    if org.get("min_steps", 1) > org.get("max_steps", 1):
+        found.append((["organism", "min_steps"], "must be <= organism.max_steps"))
+    data, model = config.get("data", {}), config.get("model", {})
+    word_level = model.get("name_or_path") is None and org.get("tokenizer") == "word"
+    tokenizer_keys = [["data", "source"], ["organism", "tokenizer"]]
+    found += _source_errors(data)
+    src = _source(data)
+    if src is not None and not src.word_level and word_level:
+        found.append(
+            (
+                ["model", "name_or_path"],
+                f"data.source={src.name} needs a model that reads English: a hub id or local "
+                "path, or null with organism.tokenizer: bpe (a byte-level BPE the pipeline trains "
+                f"on the {src.title} training text, config/smoke.yaml); the organism's word-level "
+                f"vocabulary cannot read {src.title}",
+                tokenizer_keys,
+            )
+        )
+    if config.get("prompt", {}).get("template") == "chat" and word_level:
+        found.append(
+            (
+                ["prompt", "template"],
+                "chat needs a tokenizer with a chat template: the organism's word-level "
+                "tokenizer (organism.tokenizer: word) has none; use prompt.template: plain, or "
+                "organism.tokenizer: bpe (Qwen2.5's chat template)",
+                [["organism", "tokenizer"], ["model", "name_or_path"]],
+            )
+        )
+    if "val" in config.get("eval", {}).get("splits", []) and not data.get("n_val"):
+        found.append(
+            (
+                ["eval", "splits"],
+                "holds val but data.n_val is 0 (no validation split): set data.n_val > 0 or "
+                "drop val from eval.splits",
+                [["data", "n_val"]],
+            )
+        )
+    train = config.get("train", {})
+    if train.get("save_steps", 1) > (train.get("max_steps") or float("inf")):
+        found.append(
+            (["train", "save_steps"], "must be <= train.max_steps (no checkpoint would be saved)")
+        )
+    if train.get("save_steps", 1) % train.get("num_iterations", 1):
+        found.append(
+            (
+                ["train", "save_steps"],
+                "must be a multiple of train.num_iterations (mu): a run "
+                "resumed from a checkpoint must start at a fresh generation batch",
+            )
+        )
+    found += _batch_errors(train)
+    fp = config.get("fixed_point", {})
+    for name, change in {"": {}, **fp.get("factors", {})}.items():
+        mu = change.get("num_iterations", train.get("num_iterations", 1))
+        if fp.get("save_steps", 1) % mu:
+            where = ["fixed_point", "factors", name] if name else ["train", "num_iterations"]
+            found.append(
+                (["fixed_point", "save_steps"], f"must be a multiple of mu ({_dotted(where)})")
+            )
+    if 2 * fp.get("save_steps", 1) > fp.get("max_steps", 2):
+        found.append(
+            (
+                ["fixed_point", "save_steps"],
+                "at most half of fixed_point.max_steps: the "
+                "plateau is read from the last two checkpoints",
+            )
+        )
+    long = fp.get("long_steps")
+    if long is not None and (long <= fp.get("max_steps", 0) or long % fp.get("save_steps", 1)):
+        found.append(
+            (
+                ["fixed_point", "long_steps"],
+                "must be a multiple of fixed_point.save_steps above fixed_point.max_steps",
+            )
+        )
+    pool_n = data.get("train_pool")
+    if pool_n is not None and fp.get("n_prompts", 0) > pool_n:
+        found.append((["fixed_point", "n_prompts"], f"must be <= data.train_pool ({pool_n})"))
+    if fp.get("n_prompts", 10**9) < train.get("prompts_per_step", 1):
+        found.append((["fixed_point", "n_prompts"], "must be >= train.prompts_per_step"))
+    missing = set(config.get("replicates", {}).get("variants", [])) - set(
+        config.get("variants", [])
+    )
+    if missing:
+        found.append((["replicates", "variants"], f"{sorted(missing)} not in `variants`"))
+    ev = config.get("eval", {})
+    if not data.get("n_val") and "val" in (ev.get("temperature_splits") or []):
+        found.append(
+            (["eval", "temperature_splits"], "lists val but data.n_val is 0 (no val split)")
+        )
+    pool, n_train = data.get("train_pool"), data.get("n_train")
+    if pool is not None and n_train is not None and pool > n_train:
+        found.append((["data", "train_pool"], f"must be <= data.n_train ({n_train})"))
+    return found
+
+
+def _source(data: dict):
+    """The data source of data.source (grpo_repro.data.sources.SOURCES), None if unknown."""
+    from grpo_repro.data.sources import SOURCES
+
+    return SOURCES.get(data.get("source"))
+
+
+def _source_errors(data: dict) -> list[tuple]:
+    """A local path set for a source that reads no such file (the organism generates its
+    problems): the file would be ignored. An overlay applied without its base does this
+    (config/smoke.yaml's paths over config/config.yaml's organism)."""
+    src = _source(data)
+    if src is None:
+        return []
+    return [
+        (
+            ["data", key],
+            f"is set, but data.source {src.name} reads no local file (its keys: "
+            f"{', '.join(f'data.{k}' for k in src.path_keys.values()) or 'none'}): set "
+            "data.source to a source that reads it, or this key to null (config/smoke.yaml "
+            "applies on top of config/paper.yaml: --configfile config/paper.yaml "
+            "config/smoke.yaml)",
+            [["data", "source"]],
+        )
+        for key in ("train_path", "test_path")
+        if data.get(key) is not None and key not in src.path_keys.values()
+    ]
+
+
+def _batch_errors(train: dict) -> list[tuple]:
+    """The batch layout of GRPO training (grpo_repro.train.args.per_device_batch), in both
+    train.vllm_mode layouts: the prompts_per_step x G completions of an optimizer step split into
+    whole groups of G per training process and micro-step over train.devices processes x
+    train.grad_accum micro-steps, i.e. prompts_per_step is a multiple of devices x grad_accum
+    (the paper: 28 prompts = 7 devices x 4 micro-steps, 16 completions per device). The vLLM
+    server of vllm_mode server runs on an extra GPU and is not a training process."""
+    found = []
+    g = train.get("num_generations", 2)
+    prompts, accum, devices = (
+        train.get(k, 1) for k in ("prompts_per_step", "grad_accum", "devices")
+    )
+    server = train.get("use_vllm") and train.get("vllm_mode") == "server"
+    if prompts % (accum * devices):
+        extra = " (the vLLM server's GPU of vllm_mode server is extra, not one of them)"
+        found.append(
+            (
+                ["train", "prompts_per_step"],
+                f"{prompts} prompts x {g} completions (num_generations) do not split into whole "
+                f"groups of {g} per training process and micro-step over train.devices={devices} "
+                f"processes{extra if server else ''} x train.grad_accum={accum} micro-steps: "
+                f"prompts_per_step must be a multiple of devices x grad_accum = {accum * devices}",
+                [["train", "devices"], ["train", "grad_accum"]],
+            )
+        )
+    if train.get("vllm_mode") == "server" and not train.get("use_vllm"):
+        found.append(
+            (
+                ["train", "vllm_mode"],
+                "server starts a vLLM server on an extra GPU for generation, but train.use_vllm "
+                "is false (the training processes generate themselves): set train.use_vllm: true, "
+                "or train.vllm_mode: colocate",
+                [["train", "use_vllm"]],
+            )
+        )
+    return found
