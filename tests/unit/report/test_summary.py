@@ -28,6 +28,7 @@ def _runs(beta=0.5, eps=1e-2, advantage="paper"):
             "advantage": advantage,
             "num_iterations": 2,
             "prompts_per_step": 8,
+            "num_generations": 8,
         }
     }
     return {v: cfg for v in VARIANTS}
@@ -49,6 +50,41 @@ def test_limits_of_each_variant():
     ps = expit(x[1:3])
     assert dynamics.h(ps, p[1:3], beta, eps) == pytest.approx(ps, abs=1e-10)  # fixed points of h
     assert (ps > p[1:3]).all()  # Thm 3
+
+
+def test_limits_of_h_g_at_the_run_group_size():
+    """h_G (finite group G): grpo's limit is a fixed point of logit p_ref + Omega_G(p)/beta, below
+    the population's (the fixed-point stage's p*_G < p*); Dr. GRPO: + (1 - 1/G)/beta; mirror: 1."""
+    from grpo_repro.dynamics import finite_group as fg
+
+    p = np.array([0.0, 0.2, 0.5, 1.0])
+    beta, eps, g = 0.5, 1e-2, 8
+    x, conv = overlay.limit_logit("grpo", p, beta, eps, group_size=g)
+    assert conv.all() and x[0] == -np.inf and x[3] == np.inf
+    ps = expit(x[1:3])
+    assert x[1:3] == pytest.approx(logit(p[1:3]) + fg.omega(ps, g, eps) / beta, abs=1e-8)
+    assert (ps < expit(overlay.limit_logit("grpo", p, beta, eps)[0][1:3])).all()
+    x, _ = overlay.limit_logit("dr_grpo", p, beta, eps, group_size=g)
+    assert x[1:3] == pytest.approx(logit(p[1:3]) + (1 - 1 / g) / beta)
+    assert list(expit(overlay.limit_logit("mirror", p, beta, eps, group_size=g)[0])) == [0, 1, 1, 1]
+    x, conv = overlay.limit_logit("two_kl", p, beta, eps, group_size=g)
+    assert np.isnan(x).all() and not conv.any()
+
+
+@pytest.mark.parametrize("at, closer", [("p_pred_limit_G", "h_G"), ("p_pred_limit", "h")])
+def test_overlay_summary_says_which_map_is_closer(at, closer, tmp_path, default_config):
+    steps = [0, 60, 120]
+    make_results(tmp_path, default_config, steps, n_prompts={"test": 30, "train": 10})
+    entries = tables.eval_entries(str(tmp_path / "results"), ["grpo"], [0], ["test"], steps)
+    long = tables.pool_seeds(tables.load_long(entries, ["grpo"], steps))
+    traj = overlay.overlay_trajectories(long, _runs(), 64, 3, 0)
+    assert (traj["G"] == 8).all() and (traj["p_pred_limit_G"] <= traj["p_pred_limit"]).all()
+    last = traj["step"] == traj["step"].max()
+    traj.loc[last, "p_hat"] = traj.loc[last, at]  # the final checkpoint at one map's limit
+    r = overlay.overlay_summary(traj).iloc[0]
+    assert r["closer"] == closer and r["G"] == 8
+    gaps = (r["mean_abs_gap_limit"], r["mean_abs_gap_limit_G"])
+    assert min(gaps) == pytest.approx(0, abs=1e-12) and max(gaps) > 0.01
 
 
 def test_iterates_follow_the_recurrences():

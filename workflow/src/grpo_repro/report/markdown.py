@@ -205,16 +205,22 @@ def _overlay(s: dict) -> list[str]:
         f"upper bound of {pct(1 - 0.025 ** (1 / n))} (Clopper-Pearson: 1 - 0.025^(1/n)), so such a "
         "prompt is not shown to be unsolvable, and 'stayed 0' is 0/n again at the final checkpoint.",
         "",
+        "Each limit twice: h (the paper's population map) and h_G at the run's group size G (each "
+        "group whitened by its own mean and spread); `closer`: the map whose limit is nearer the "
+        "final checkpoint.",
+        "",
         "| variant | split | amplified measured | amplified predicted | 0/n at p_ref, 0/n at the end | "
-        "Spearman (limit) | Spearman (iterate) | Spearman (p_ref) | mean abs gap to limit |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "Spearman (limit) | Spearman (iterate) | Spearman (p_ref) | mean abs gap to limit: h / h_G | "
+        "closer |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in s["theory_overlay"]:
         L.append(
             f"| {r['variant']} | {r['split']} | {pct(r['frac_amplified_measured'])} | "
             f"{pct(r['frac_amplified_predicted'])} | {r['n_ref_zero_stayed_zero']}/{r['n_ref_zero']} | "
             f"{_num(r['spearman_limit'])} | {_num(r['spearman_iter'])} | {_num(r['spearman_p_ref'])} | "
-            f"{_num(r['mean_abs_gap_limit'])} |"
+            f"{_num(r['mean_abs_gap_limit'])} / {_num(r['mean_abs_gap_limit_G'])} (G {r['G']}) | "
+            f"{r['closer'] if isinstance(r.get('closer'), str) and r['closer'] else 'n/a'} |"
         )
     notes = sorted({r["note"] for r in s["theory_overlay"] if r.get("note")})
     return L + [""] + [f"Note: {n}." for n in notes] + ([""] if notes else [])

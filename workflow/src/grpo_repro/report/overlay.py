@@ -8,7 +8,13 @@ in grpo_repro.variants (KL anchor, mean-only or not):
   pi_{n-1}, mean+std  (mirror, Thm 5)      x_n = x_{n-1} + Omega(p_{n-1})/beta   -> p_n -> 1
   pi_ref, mean-only   (Dr. GRPO, Sec. 5)   x_n = logit p_ref + 1/beta  (fixed point after one step)
   pi_{n-1}, mean-only (Mirror Dr., Sec. 5) x_n = logit p_ref + n/beta            -> p_n -> 1
-beta and eps are the training run's own (results/train/{variant}/run.json, key "config").
+beta, eps and G are the training run's own (results/train/{variant}/seed_{seed}/run.json, key
+"config"). Each recurrence is predicted twice: with the population weights (h, the paper's map)
+and with the finite-group weights at the run's group size G = train.num_generations (h_G,
+grpo_repro.dynamics.finite_group: each group whitened by its own mean and spread; Dr. GRPO:
+logit p_ref + (1 - 1/G)/beta), the map whose fixed point the fixed-point stage found closer to the
+plateaus. Columns `*_G` are h_G's; `closer` in the summary names the map whose limit is nearer the
+final checkpoint (mean absolute gap over prompts).
 The two-KL variant (Thm 9), x_n = alpha logit p_ref + (1-alpha) x_{n-1} + Delta_R,n + Omega/beta,
 needs the Renyi term Delta_R,n of each iteration, which checkpoint PoS do not measure: its
 predictions are NaN, with a note (`no_prediction`).
@@ -44,6 +50,7 @@ from scipy.stats import spearmanr
 from grpo_repro import variants as reg
 from grpo_repro.dynamics import fixed_points as fp
 from grpo_repro.dynamics import maps as dynamics
+from grpo_repro.dynamics import prediction as pred
 from grpo_repro.report.tables import final_rows, select_prompts, with_reference
 
 #: iterations used when a grpo limit is not a unique stable fixed point
@@ -61,18 +68,29 @@ def no_prediction(variant: str) -> bool:
     return reg.get(variant).anchor == "two_kl"
 
 
-def iterates_logit(variant: str, p_ref, beta: float, eps: float, n_iter: int) -> np.ndarray:
-    """Predicted logits x_0..x_{n_iter} (axis 0 = n) from p_0 = p_ref (array of prompts); NaN
-    for a variant without a prediction (no_prediction)."""
+def iterates_logit(
+    variant: str, p_ref, beta: float, eps: float, n_iter: int, group_size=None
+) -> np.ndarray:
+    """Predicted logits x_0..x_{n_iter} (axis 0 = n) from p_0 = p_ref (array of prompts), with
+    h_G's weights at group_size G (None: h's); NaN for a variant without a prediction."""
     if no_prediction(variant):
         return np.full((n_iter + 1, *np.shape(p_ref)), np.nan)
     return dynamics.recurrence(
-        variant, np.asarray(p_ref, float), beta, eps, n_iter, return_logits=True
+        variant,
+        np.asarray(p_ref, float),
+        beta,
+        eps,
+        n_iter,
+        return_logits=True,
+        group_size=group_size,
     )
 
 
-def limit_logit(variant: str, p_ref, beta: float, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """(logit of the predicted limit, converged flag) for each p_ref.
+def limit_logit(
+    variant: str, p_ref, beta: float, eps: float, group_size=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(logit of the predicted limit, converged flag) for each p_ref; group_size G: h_G's limit
+    (`limit_logit_group`), None: h's.
 
     pi_ref anchor, mean+std (grpo): the unique stable fixed point of h (grpo_repro.fixed_points);
     otherwise the iterate N_LIMIT from p_ref, flagged unconverged if it still moves (e.g. a
@@ -80,6 +98,8 @@ def limit_logit(variant: str, p_ref, beta: float, eps: float) -> tuple[np.ndarra
     pi_{n-1} anchor (mirror): p -> 1 (+inf) for interior p_ref. p_ref = 0 stays 0 and p_ref = 1
     stays 1 for every variant. Two-KL (no_prediction): NaN, not converged.
     """
+    if group_size is not None:
+        return limit_logit_group(variant, p_ref, beta, eps, int(group_size))
     p_ref = np.asarray(p_ref, float)
     x_ref = _logit(p_ref)
     out = np.empty_like(p_ref)
@@ -110,9 +130,37 @@ def limit_logit(variant: str, p_ref, beta: float, eps: float) -> tuple[np.ndarra
     return out, conv
 
 
+def limit_logit_group(
+    variant: str, p_ref, beta: float, eps: float, group_size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """limit_logit with h_G's weights at G = group_size: pi_ref anchor, mean+std: the orbit of h_G
+    from p_ref (dynamics.prediction.orbit_limits, converged when it reaches a fixed point);
+    mean-only: logit p_ref + (1 - 1/G)/beta; pi_{n-1} anchor: p -> 1 as for h (Omega_G > 0);
+    p_ref in {0, 1} stays; two-KL: NaN, not converged."""
+    p_ref = np.asarray(p_ref, float)
+    x_ref = _logit(p_ref)
+    out, conv = x_ref.copy(), np.ones(p_ref.shape, bool)
+    v = reg.get(variant)
+    inner = (p_ref > 0) & (p_ref < 1)
+    if no_prediction(variant):
+        out[:], conv[:] = np.nan, False
+    elif v.anchor == "previous":
+        out[:] = np.where(p_ref > 0, np.inf, -np.inf)
+    elif v.mean_only:
+        out[inner] = x_ref[inner] + (1 - 1 / group_size) / beta
+    elif inner.any():
+        lim = pred.orbit_limits(
+            p_ref[inner], beta, eps, n_iter=3000, group_size=group_size, variant=variant
+        )
+        out[inner] = _logit(lim["last"])
+        conv[inner] = lim["kind"] == "fixed_point"
+    return out, conv
+
+
 def train_params(run_config: dict) -> dict:
     t = run_config["train"]
     return {
+        "G": int(t["num_generations"]),
         "beta": float(t["beta"]),
         "eps": float(t["smoothing_eps"]),
         "advantage": t["advantage"],
@@ -157,6 +205,13 @@ def overlay_trajectories(
         g["pred_logit_limit"] = xl[col]
         g["p_pred_limit"] = expit(g["pred_logit_limit"])
         g["limit_converged"] = conv[col]
+        xs_g = iterates_logit(variant, ref.to_numpy(), tp["beta"], tp["eps"], n_iter, tp["G"])
+        xl_g, conv_g = limit_logit(variant, ref.to_numpy(), tp["beta"], tp["eps"], tp["G"])
+        g["p_pred_iter_G"] = expit(xs_g[k, col])
+        g["pred_logit_limit_G"] = xl_g[col]
+        g["p_pred_limit_G"] = expit(g["pred_logit_limit_G"])
+        g["limit_converged_G"] = conv_g[col]
+        g["G"] = tp["G"]
         g["nominal_iterations"] = g["step"] / tp["mu"] * tp["prompts_per_step"] / n_epoch_prompts
         chosen = set(select_prompts(ref.index, n_select, seed, split))
         g["selected"] = g["prompt_id"].isin(chosen)
@@ -185,6 +240,11 @@ def overlay_trajectories(
         "beta",
         "smoothing_eps",
         "advantage",
+        "G",
+        "p_pred_iter_G",
+        "pred_logit_limit_G",
+        "p_pred_limit_G",
+        "limit_converged_G",
     ]
     return pd.concat(parts, ignore_index=True)[cols]
 
@@ -197,6 +257,7 @@ def overlay_curves(run_configs: dict, variants, n_iter: int, n_grid: int = 201) 
         tp = train_params(run_configs[v])
         xs = iterates_logit(v, grid, tp["beta"], tp["eps"], max(1, n_iter))
         xl, conv = limit_logit(v, grid, tp["beta"], tp["eps"])
+        xl_g, conv_g = limit_logit(v, grid, tp["beta"], tp["eps"], tp["G"])
         rows.append(
             pd.DataFrame(
                 {
@@ -209,6 +270,9 @@ def overlay_curves(run_configs: dict, variants, n_iter: int, n_grid: int = 201) 
                     "limit_converged": conv,
                     "beta": tp["beta"],
                     "smoothing_eps": tp["eps"],
+                    "G": tp["G"],
+                    "p_limit_G": expit(xl_g),
+                    "limit_converged_G": conv_g,
                 }
             )
         )
@@ -223,6 +287,24 @@ def _spearman(a, b) -> tuple[float, float]:
         warnings.simplefilter("ignore")
         r = spearmanr(a, b)
     return float(r.statistic), float(r.pvalue)
+
+
+def _closer(f: pd.DataFrame, p_fin: np.ndarray) -> dict:
+    """h_G's limit against the final checkpoint, beside h's: which is nearer (mean absolute gap;
+    `tie` when equal, e.g. mirror's p -> 1 under both; empty without a prediction)."""
+    gap = float(np.mean(np.abs(p_fin - f["p_pred_limit"].to_numpy())))
+    gap_g = float(np.mean(np.abs(p_fin - f["p_pred_limit_G"].to_numpy())))
+    if np.isnan(gap) or np.isnan(gap_g):
+        closer = ""
+    else:
+        closer = "h_G" if gap_g < gap else "h" if gap < gap_g else "tie"
+    return {
+        "G": int(f["G"].iloc[0]),
+        "mean_abs_gap_limit_G": gap_g,
+        "spearman_limit_G": _spearman(f["pred_logit_limit_G"].to_numpy(), p_fin)[0],
+        "limit_converged_all_G": bool(f["limit_converged_G"].all()),
+        "closer": closer,
+    }
 
 
 def overlay_summary(traj: pd.DataFrame) -> pd.DataFrame:
@@ -277,6 +359,7 @@ def overlay_summary(traj: pd.DataFrame) -> pd.DataFrame:
                 if len(early)
                 else float("nan"),
                 "limit_converged_all": bool(f["limit_converged"].all()),
+                **_closer(f, p_fin),
                 "beta": float(f["beta"].iloc[0]),
                 "smoothing_eps": float(f["smoothing_eps"].iloc[0]),
                 "advantage": f["advantage"].iloc[0],

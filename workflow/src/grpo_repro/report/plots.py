@@ -237,7 +237,16 @@ def overlay(traj: pd.DataFrame, curves: pd.DataFrame, split: str, variants, *pat
             ax2.plot(
                 cv["p_ref"], cv["p_iter_n"], color="0.2", ls="--", lw=1.1, label=f"iterate {n}"
             )
-            ax2.plot(cv["p_ref"], cv["p_limit"], color="0.2", lw=1.1, label="limit")
+            ax2.plot(cv["p_ref"], cv["p_limit"], color="0.2", lw=1.1, label="limit (h)")
+            if "p_limit_G" in cv:  # the finite-group map at the run's G
+                g_size = int(cv["G"].iloc[0])
+                ax2.plot(
+                    cv["p_ref"],
+                    cv["p_limit_G"],
+                    color="C3",
+                    lw=1.1,
+                    label=f"limit (h_G, G={g_size})",
+                )
         ax2.plot([0, 1], [0, 1], color="0.6", lw=0.7)
         ax2.set_xlabel("measured p_ref")
         ax2.set_xlim(-0.03, 1.03)
