@@ -133,22 +133,16 @@ def limit_logit(
 def limit_logit_group(
     variant: str, p_ref, beta: float, eps: float, group_size: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """limit_logit with h_G's weights at G = group_size: pi_ref anchor, mean+std: the orbit of h_G
-    from p_ref (dynamics.prediction.orbit_limits, converged when it reaches a fixed point);
-    mean-only: logit p_ref + (1 - 1/G)/beta; pi_{n-1} anchor: p -> 1 as for h (Omega_G > 0);
-    p_ref in {0, 1} stays; two-KL: NaN, not converged."""
+    """limit_logit with h_G's weights at G = group_size. pi_ref anchor: the orbit of h_G from
+    p_ref (dynamics.prediction.orbit_limits; Dr. GRPO reaches logit p_ref + (1 - 1/G)/beta in one
+    step), converged when it reaches a fixed point; p_ref in {0, 1} stays. Other anchors: h's
+    limit (mirror: p -> 1 under Omega_G > 0 too; two-KL: no prediction)."""
+    if reg.get(variant).anchor != "reference":
+        return limit_logit(variant, p_ref, beta, eps)
     p_ref = np.asarray(p_ref, float)
-    x_ref = _logit(p_ref)
-    out, conv = x_ref.copy(), np.ones(p_ref.shape, bool)
-    v = reg.get(variant)
+    out, conv = _logit(p_ref), np.ones(p_ref.shape, bool)
     inner = (p_ref > 0) & (p_ref < 1)
-    if no_prediction(variant):
-        out[:], conv[:] = np.nan, False
-    elif v.anchor == "previous":
-        out[:] = np.where(p_ref > 0, np.inf, -np.inf)
-    elif v.mean_only:
-        out[inner] = x_ref[inner] + (1 - 1 / group_size) / beta
-    elif inner.any():
+    if inner.any():
         lim = pred.orbit_limits(
             p_ref[inner], beta, eps, n_iter=3000, group_size=group_size, variant=variant
         )
