@@ -1,5 +1,6 @@
 """Tiny causal LMs for the sampler and evaluation tests: a word-level organism tokenizer over a
-closed vocabulary of a dozen tokens and a random 2-layer Qwen2, built in memory in milliseconds."""
+closed vocabulary of a dozen tokens and a random 2-layer Qwen2 (or Llama with attention biases, the
+default organism's architecture), built in memory in milliseconds."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ def micro_policy(
     heads: int = 2,
     kv_heads: int | None = None,
     init_std: float = 0.3,
+    arch: str = "qwen2",
 ):
     """(model, tokenizer): vocabulary of ~14 tokens; weight matrices drawn with std `init_std` (large:
     attention is sharp, so positions and cached keys matter) and output embeddings scaled by
@@ -26,14 +28,13 @@ def micro_policy(
     torch.set_num_threads(1)
     tok = build_tokenizer(MICRO_TEXTS, max_value=3)
     model = build_model(
-        len(tok), 32, 2, heads, 64, tok.pad_token_id, tok.bos_token_id, tok.eos_token_id, seed=seed
-    )
+        len(tok), 32, 2, heads, 64, tok.pad_token_id, tok.bos_token_id, tok.eos_token_id,
+        seed=seed, arch=arch,
+    )  # fmt: skip
     if kv_heads is not None:  # grouped-query attention variant
-        from transformers import Qwen2Config, Qwen2ForCausalLM
-
-        cfg = Qwen2Config(**{**model.config.to_dict(), "num_key_value_heads": kv_heads})
+        cfg = type(model.config)(**{**model.config.to_dict(), "num_key_value_heads": kv_heads})
         torch.manual_seed(seed)
-        model = Qwen2ForCausalLM(cfg)
+        model = type(model)(cfg)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, param in model.named_parameters():

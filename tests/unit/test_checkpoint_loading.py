@@ -3,14 +3,15 @@ it; grpo_repro.models.save_policy) load with plain transformers in a fresh proce
 would, and reproduce the pipeline's tokenization and greedy completions exactly (Sec. 6 evaluation
 through outside tools):
 
-* byte-level BPE organism (config/smoke.yaml): AutoTokenizer + AutoModelForCausalLM;
-* word-level organism: PreTrainedTokenizerFast (the class its tokenizer_config.json declares) +
-  AutoModelForCausalLM. transformers 5.x's AutoTokenizer builds Qwen2Tokenizer for any model_type
-  qwen2 directory (qwen2 is in tokenization_auto.MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS, so the
-  declared tokenizer_class is overridden, in tokenizer_config.json and config.json alike), and
-  Qwen2Tokenizer rebuilds its own pipeline (byte-level BPE, a pre-tokenizer that splits every
-  digit), which cannot reproduce a vocabulary where every integer up to 99 is one token: a strict
-  xfail records it and fails once transformers honours the declared class."""
+* the default organism (word-level, organism.arch llama): AutoTokenizer + AutoModelForCausalLM, and
+  PreTrainedTokenizerFast (the class its tokenizer_config.json declares) alike;
+* byte-level BPE Qwen2 organism (config/smoke.yaml): AutoTokenizer + AutoModelForCausalLM;
+* word-level Qwen2 (organism.arch qwen2): the declared class only. transformers 5.x's AutoTokenizer
+  builds Qwen2Tokenizer for any model_type qwen2 directory (qwen2 is in
+  tokenization_auto.MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS, so the declared tokenizer_class is
+  overridden), and Qwen2Tokenizer splits every digit, which cannot reproduce a vocabulary where every
+  integer up to 99 is one token: a strict xfail records it and fails once transformers honours the
+  declared class. This is why the default organism is a Llama."""
 
 import json
 import subprocess
@@ -24,7 +25,7 @@ from tests.helpers import ROOT
 from tests.helpers.tiny_lm import MICRO_PROMPTS, MICRO_TEXTS
 
 torch.set_num_threads(1)
-ORG = {"hidden": 32, "layers": 2, "heads": 2, "ffn": 64}
+ORG = {"hidden": 32, "layers": 2, "heads": 2, "ffn": 64}  # + arch, tokenizer
 PROMPT = {"system": "Solve it.", "template": "chat", "instruction": "Answer after ####."}
 NOTEBOOK = """
 import json, sys
@@ -72,13 +73,23 @@ def save_both(tok, org, root):
     return [root / "ref", root / "checkpoints" / "step_2"]
 
 
-@pytest.fixture(scope="module")
-def word_level(tmp_path_factory):
+def word_level_dirs(tmp_path_factory, arch):
     from grpo_repro.data.tokenizer import build_tokenizer
 
     tok = build_tokenizer(MICRO_TEXTS, max_value=30)
-    dirs = save_both(tok, {**ORG, "tokenizer": "word"}, tmp_path_factory.mktemp("word"))
-    return dirs, list(MICRO_PROMPTS)
+    org = {**ORG, "arch": arch, "tokenizer": "word"}
+    return save_both(tok, org, tmp_path_factory.mktemp(f"word_{arch}")), list(MICRO_PROMPTS)
+
+
+@pytest.fixture(scope="module")
+def word_level(tmp_path_factory):
+    """The default organism: word-level tokenizer, Llama with attention biases."""
+    return word_level_dirs(tmp_path_factory, "llama")
+
+
+@pytest.fixture(scope="module")
+def word_level_qwen2(tmp_path_factory):
+    return word_level_dirs(tmp_path_factory, "qwen2")
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +99,9 @@ def bpe(tmp_path_factory):
 
     rows = [json.loads(x) for x in (ROOT / "workflow/resources/gsm8k/train.jsonl").open()][:200]
     tok = build_bpe_tokenizer([r["question"] + "\n" + r["answer"] for r in rows], 500)
-    dirs = save_both(tok, {**ORG, "tokenizer": "bpe"}, tmp_path_factory.mktemp("bpe"))
+    dirs = save_both(
+        tok, {**ORG, "arch": "qwen2", "tokenizer": "bpe"}, tmp_path_factory.mktemp("bpe")
+    )
     prompts = [format_prompt(r["question"], PROMPT, tok) for r in rows[:4]]
     return dirs, prompts + ["héllo wörld 12,345.6 \n\n  x"]
 
@@ -141,12 +154,19 @@ def test_bpe_checkpoints_load_with_autotokenizer(bpe):
     check(*bpe, "auto", "Qwen2Tokenizer")
 
 
-def test_word_level_checkpoints_load_with_declared_class(word_level):
-    dirs, _ = word_level
+@pytest.mark.parametrize("organism", ["word_level", "word_level_qwen2"])
+def test_word_level_checkpoints_load_with_declared_class(organism, request):
+    dirs, prompts = request.getfixturevalue(organism)
     for path in dirs:
         cfg = json.loads((path / "tokenizer_config.json").read_text())
         assert cfg["tokenizer_class"] == "PreTrainedTokenizerFast"
-    check(*word_level, "generic", "TokenizersBackend")
+    check(dirs, prompts, "generic", "TokenizersBackend")
+
+
+def test_default_organism_checkpoints_load_with_autotokenizer(word_level):
+    dirs, prompts = word_level
+    assert json.loads((dirs[0] / "config.json").read_text())["model_type"] == "llama"
+    check(dirs, prompts, "auto", "TokenizersBackend")
 
 
 @pytest.mark.xfail(
@@ -155,6 +175,6 @@ def test_word_level_checkpoints_load_with_declared_class(word_level):
     "(MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS), ignoring tokenizer_class; Qwen2Tokenizer "
     "splits every digit, so no saved file can make it read the word-level vocabulary",
 )
-def test_word_level_checkpoints_with_autotokenizer(word_level):
-    dirs, prompts = word_level
+def test_word_level_qwen2_checkpoints_with_autotokenizer(word_level_qwen2):
+    dirs, prompts = word_level_qwen2
     check(dirs[:1], prompts, "auto", "TokenizersBackend")

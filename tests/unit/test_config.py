@@ -170,6 +170,28 @@ def test_cross_field_rules():
         cfg.check(config)
 
 
+@pytest.mark.parametrize(
+    "section,update,key",
+    [
+        ("eval", {"val_samples": 60}, "eval.val_samples"),  # more than eval.samples (50)
+        ("fixed_point", {"prompts_per_step": 64}, "fixed_point.n_prompts"),  # 32 prompts
+        ("organism", {"arch": "gpt2"}, "arch"),  # not in grpo_repro.train.sft.ARCHS
+    ],
+)
+def test_organism_and_sampling_levers_checked(section, update, key):
+    config = base()
+    config[section].update(update)
+    with pytest.raises(cfg.ConfigError, match=key):
+        cfg.check(config)
+
+
+def test_val_samples_null_and_fixed_point_batch_null_are_valid():
+    config = base()
+    config["eval"]["val_samples"] = None
+    config["fixed_point"]["prompts_per_step"] = None
+    cfg.check(config)
+
+
 def test_gsm8k_with_a_built_model_needs_the_bpe_tokenizer():
     config = base()
     config["data"]["source"] = "gsm8k"

@@ -14,6 +14,9 @@ benchmark files:
   other temperatures) and split, from the tables' metadata;
 * the graph's wall time against its lower bound (sum of job CPU / cores).
 
+With --keep DIR, a commit's run that finished there is reused (its wall as measured then), so the
+working tree can be rerun beside it; the working tree is always run afresh.
+
 Usage: .venv/bin/python workflow/benchmarks/bench_graph.py [--ref c3e0b3d] [--cores 2]
        [--keep DIR] [--config config/config.yaml]
 """
@@ -34,6 +37,8 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
+#: a finished run's wall seconds, written into its copy (a commit's kept run is reused)
+WALL_FILE = "bench_wall.json"
 STARTUP = "import torch, transformers, trl, grpo_repro.evaluate.run, grpo_repro.train.grpo"
 
 
@@ -256,13 +261,17 @@ def main() -> None:
     results = {}
     for ref in [*a.ref, *([] if a.skip_current else [None])]:
         label = ref or "working tree"
-        repo = checkout(base / (ref or "current"), ref)
-        startup = startup_seconds(repo)
-        print(
-            f"[{label}] start-up of a job's Python process: {startup:.2f} s; running the graph ..."
-        )
-        wall = run_graph(repo, a.cores, a.config)
-        results[label] = report(label, repo, wall, a.cores, startup)
+        repo, done = base / (ref or "current"), base / (ref or "current") / WALL_FILE
+        if ref and done.exists():  # a commit's finished run kept under --keep: not rerun
+            wall = json.loads(done.read_text())["wall"]
+            print(f"[{label}] finished run kept in {repo} ({wall:.0f} s when it ran): reused")
+        else:
+            shutil.rmtree(repo, ignore_errors=True)
+            repo = checkout(repo, ref)
+            print(f"[{label}] running the graph ...")
+            wall = run_graph(repo, a.cores, a.config)
+            done.write_text(json.dumps({"wall": wall}))
+        results[label] = report(label, repo, wall, a.cores, startup_seconds(repo))
     if len(results) > 1:
         cur = results.get("working tree")
         for label, r in results.items():

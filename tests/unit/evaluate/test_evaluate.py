@@ -67,6 +67,21 @@ def test_table_columns_and_values(micro):
     assert meta["mean_p_hat"] == pytest.approx(df["p_hat"].mean())
 
 
+@pytest.mark.parametrize(
+    "split,temperature,val_samples,expected",
+    [
+        ("test", 1.0, 10, 50),  # the headline split keeps eval.samples
+        ("val", 1.0, 10, 10),  # val only chooses the temperature
+        ("val", 0.5, None, 50),  # null: eval.samples
+        ("val", 0.0, 10, 1),  # greedy: one sample
+        ("train", 0.7, 10, 50),
+    ],
+)
+def test_task_samples(split, temperature, val_samples, expected):
+    ecfg = {"samples": 50, "val_samples": val_samples}
+    assert ev.task_samples(ecfg, split, temperature) == expected
+
+
 def test_prompts_per_batch_keeps_rows_per_batch():
     """eval.batch_prompts counts prompts of eval.samples draws: greedy tasks batch as many rows."""
     assert ev.prompts_per_batch(32, 50, 50) == 32

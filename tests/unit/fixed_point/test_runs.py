@@ -14,6 +14,7 @@ FP = {
     "runs_first_seed": ["mirror/k3"],
     "factors": {"mu1": {"num_iterations": 1}, "lr_half": {"learning_rate": 5e-5}},
     "learning_rate": 1e-4,
+    "prompts_per_step": 8,
     "max_steps": 480,
     "save_steps": 80,
     "long_steps": None,
@@ -98,6 +99,7 @@ def test_train_settings_override_only_the_sweep_keys():
             "seeds": [0, 1],
             "lr": 9,
             "num_generations": 8,
+            "prompts_per_step": 4,
         },
         "data": {"answer_mode": "strict"},
     }
@@ -110,10 +112,15 @@ def test_train_settings_override_only_the_sweep_keys():
         "lr": 9,
         "num_generations": 8,
         "learning_rate": 1e-4,
+        "prompts_per_step": 8,  # the study's, not the default runs' 4
         "max_steps": 480,
         "save_steps": 80,
         "on_pool": True,
     }
+    null = runs.train_settings(
+        base, {**FP, "prompts_per_step": None}, table["grpo_k3_ratio/beta_2/seed_3"]
+    )
+    assert null["train"]["prompts_per_step"] == 4  # null: train.prompts_per_step
     assert out["seed"] == 0 and out["data"] == base["data"] and base["train"]["beta"] == 0.1
     g16 = runs.train_settings(base, FP, table["grpo_k3_ratio_G16/beta_2/seed_3"])
     assert g16["train"] == {**out["train"], "num_generations": 16}

@@ -59,10 +59,12 @@ def test_derive_seed_stable():
 
 @pytest.mark.parametrize("cache", CACHES)
 @pytest.mark.parametrize("kv_heads", [None, 1])
-def test_greedy_matches_generate(cache, kv_heads):
+@pytest.mark.parametrize("arch", ["qwen2", "llama"])
+def test_greedy_matches_generate(cache, kv_heads, arch):
     """Temperature 0 through left-padded batches (prompts of different lengths) and both caches
-    gives exactly generate()'s greedy continuation of each prompt alone (also with GQA)."""
-    model, tok = micro_policy(sharpness=2.0, heads=2, kv_heads=kv_heads)
+    gives exactly generate()'s greedy continuation of each prompt alone (also with GQA), for both
+    organism architectures."""
+    model, tok = micro_policy(sharpness=2.0, heads=2, kv_heads=kv_heads, arch=arch)
     params = SamplingParams(temperature=0.0, max_new_tokens=12)
     out = HFSampler(model, tok, batch_prompts=4, cache=cache).sample(
         MICRO_PROMPTS, 3, params, seeds(5)

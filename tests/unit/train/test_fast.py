@@ -60,6 +60,8 @@ CASES = {  # name: (micro_policy kwargs, prompt order, single-token completions)
     "gqa": ({"heads": 4, "kv_heads": 2}, [2, 2, 0, 3, 2, 0, 3, 3], False),  # grouped-query keys
     "one_prompt": ({}, [4] * 6, False),
     "single_token": ({}, [1, 0, 1, 2, 0], True),  # c_used = 1: no packed completion pass
+    "llama": ({"arch": "llama"}, [0, 1, 2, 0, 1, 2, 2, 0, 1, 1], False),  # the default organism's
+    "llama_gqa": ({"arch": "llama", "heads": 4, "kv_heads": 2}, [2, 2, 0, 3, 2, 0, 3, 3], False),
 }
 
 

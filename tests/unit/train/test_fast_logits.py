@@ -223,9 +223,10 @@ def test_entropy_bonus_loss_and_gradients_are_trls(micro_ref):
 
 
 def test_unchecked_architecture_falls_back_to_trl(micro_ref, caplog):
-    """A Llama policy: the fast trainer's log-probs are TRL's own (exactly), with a logged reason
-    naming train.fast_step and the model type; the Qwen2 policy logs nothing."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+    """A Mistral policy (an architecture the shared-prefix log-probs are not checked on): the fast
+    trainer's log-probs are TRL's own (exactly), with a logged reason naming train.fast_step and the
+    model type; the Qwen2 and Llama policies log nothing."""
+    from transformers import MistralConfig, MistralForCausalLM
 
     from grpo_repro.train.grpo import build_trainer
     from grpo_repro.train.shared_logps import refusal
@@ -233,15 +234,15 @@ def test_unchecked_architecture_falls_back_to_trl(micro_ref, caplog):
     from tests.unit.train.test_fast import random_rows
 
     qwen, tok = micro_policy()
-    assert refusal(qwen) is None
+    assert refusal(qwen) is None and refusal(micro_policy(arch="llama")[0]) is None
     torch.manual_seed(0)
-    llama = LlamaForCausalLM(LlamaConfig(**{**qwen.config.to_dict(), "model_type": "llama"}))
-    assert "'llama'" in refusal(llama)
+    other = MistralForCausalLM(MistralConfig(**{**qwen.config.to_dict(), "model_type": "mistral"}))
+    assert "'mistral'" in refusal(other)
     config = micro_config(beta=0.0)
     made = {}
     for name, fast in (("trl", None), ("fast", {})):
         made[name], _, _ = build_trainer(
-            copy.deepcopy(llama), tok, config, "grpo", 0, micro_records(), "/tmp/unused_fast", 4,
+            copy.deepcopy(other), tok, config, "grpo", 0, micro_records(), "/tmp/unused_fast", 4,
             reward_fn=micro_reward, fast=fast, disable_tqdm=True, save_strategy="no",
         )  # fmt: skip
     ids, mask, cw = trl_rows(tok, random_rows(tok, [0, 1, 2, 0], 5))
@@ -251,4 +252,4 @@ def test_unchecked_architecture_falls_back_to_trl(micro_ref, caplog):
             for n in ("trl", "fast")
         ]
     assert torch.equal(got[0][0], got[1][0]) and torch.equal(got[0][1], got[1][1])
-    assert "train.fast_step" in caplog.text and "'llama'" in caplog.text
+    assert "train.fast_step" in caplog.text and "'mistral'" in caplog.text

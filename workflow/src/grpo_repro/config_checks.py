@@ -213,8 +213,11 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     pool_n = data.get("train_pool")
     if pool_n is not None and fp.get("n_prompts", 0) > pool_n:
         found.append((["fixed_point", "n_prompts"], f"must be <= data.train_pool ({pool_n})"))
-    if fp.get("n_prompts", 10**9) < train.get("prompts_per_step", 1):
-        found.append((["fixed_point", "n_prompts"], "must be >= train.prompts_per_step"))
+    fp_batch = fp.get("prompts_per_step") or train.get("prompts_per_step", 1)
+    if fp.get("n_prompts", 10**9) < fp_batch:
+        found.append(
+            (["fixed_point", "n_prompts"], f"must be >= fixed_point.prompts_per_step ({fp_batch})")
+        )
     missing = set(config.get("replicates", {}).get("variants", [])) - set(
         config.get("variants", [])
     )
@@ -224,6 +227,14 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     if not data.get("n_val") and "val" in (ev.get("temperature_splits") or []):
         found.append(
             (["eval", "temperature_splits"], "lists val but data.n_val is 0 (no val split)")
+        )
+    if (ev.get("val_samples") or 0) > ev.get("samples", float("inf")):
+        found.append(
+            (
+                ["eval", "val_samples"],
+                f"must be <= eval.samples ({ev['samples']})",
+                [["eval", "samples"]],
+            )
         )
     pool, n_train = data.get("train_pool"), data.get("n_train")
     if pool is not None and n_train is not None and pool > n_train:

@@ -2,14 +2,14 @@
 
 Saved directories (pi_ref, every GRPO checkpoint: `save_policy`) load with plain transformers:
 AutoModelForCausalLM, and the tokenizer class their tokenizer_config.json declares
-(`tokenizer_class`, `padding_side: left` as the pipeline pads):
-- byte-level BPE organism (config/smoke.yaml) and hub Qwen2 models: Qwen2Tokenizer, which is what
-  AutoTokenizer builds for model_type qwen2;
-- word-level organism: PreTrainedTokenizerFast. transformers 5.x's AutoTokenizer cannot load it: for
-  model_type qwen2 it always builds Qwen2Tokenizer (qwen2 is in its
-  MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS, whatever tokenizer_class says), a byte-level BPE that
-  tokenizes this vocabulary wrongly without an error. `load_tokenizer` reads the declared class.
-tests/unit/test_checkpoint_loading.py loads both kinds the standard way. Hub ids are used only when
+(`tokenizer_class`, `padding_side: left` as the pipeline pads), which AutoTokenizer builds:
+- byte-level BPE organism (config/smoke.yaml) and hub Qwen2 models: Qwen2Tokenizer;
+- word-level organism (Llama, organism.arch llama): PreTrainedTokenizerFast. Beside a Qwen2
+  (organism.arch qwen2) AutoTokenizer cannot load it: for model_type qwen2 transformers 5.x always
+  builds Qwen2Tokenizer (qwen2 is in its MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS, whatever
+  tokenizer_class says), a byte-level BPE that tokenizes this vocabulary wrongly without an error.
+  `load_tokenizer` reads the declared class, for both.
+tests/unit/test_checkpoint_loading.py loads every kind the standard way. Hub ids are used only when
 the hub is reachable; trust_remote_code stays off.
 """
 

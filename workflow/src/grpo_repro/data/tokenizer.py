@@ -2,8 +2,10 @@
 tokenizer. Every integer 0..max_value is one token (a character-level tokenizer failed to learn to
 copy numbers: held-out success 0.07 after 5 min of SFT). Spaces are dropped; newlines are tokens.
 
-Load a saved one with grpo_repro.models.load_tokenizer (PreTrainedTokenizerFast), never AutoTokenizer: with
-model_type=qwen2 in config.json, AutoTokenizer silently builds a byte-level Qwen2 tokenizer.
+A saved one loads with grpo_repro.models.load_tokenizer (the class its tokenizer_config.json declares,
+PreTrainedTokenizerFast) and, beside the default Llama organism, with AutoTokenizer; not beside a
+Qwen2 (organism.arch qwen2): with model_type=qwen2 in config.json, AutoTokenizer silently builds a
+byte-level Qwen2 tokenizer.
 """
 
 from __future__ import annotations

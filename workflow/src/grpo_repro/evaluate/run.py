@@ -198,6 +198,16 @@ def evaluate_records(
     return df, meta
 
 
+def task_samples(ecfg: dict, split: str, temperature: float) -> int:
+    """Samples per prompt of one table: one when greedy (temperature 0), eval.val_samples on the
+    val split (it only chooses each policy's best temperature) when set, else eval.samples."""
+    if temperature == 0:
+        return 1
+    if split == "val" and ecfg.get("val_samples") is not None:
+        return int(ecfg["val_samples"])
+    return int(ecfg["samples"])
+
+
 def prompts_per_batch(batch_prompts: int, samples: int, n: int) -> int:
     """Prompts per sampler batch for a task drawing `n` samples per prompt: eval.batch_prompts
     counts prompts of eval.samples draws each, so a greedy task (n = 1) batches as many rows,
@@ -310,7 +320,7 @@ def run_eval_job(
                     max_new_tokens=int(ecfg["max_new_tokens"]),
                 )
                 part = partial.partial_path_for(task["csv"])
-                n = 1 if t == 0 else int(ecfg["samples"])  # greedy: one sample
+                n = task_samples(ecfg, split, t)
                 sampler.batch_prompts = prompts_per_batch(batch_prompts, ecfg["samples"], n)
                 df, meta = evaluate_records(
                     sampler,

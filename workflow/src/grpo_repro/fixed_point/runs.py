@@ -127,13 +127,14 @@ def steps(fp: dict, run: Run) -> list[int]:
 
 def train_settings(base: dict, fp: dict, run: Run) -> dict:
     """What one run's training reads: `base` (the default runs' training settings: seed, train,
-    data) with the run's beta, KL estimator, seed, G and alpha (two-KL runs), the sweep's steps
-    and learning rate, on the pool (many epochs), then a factor's keys."""
+    data) with the run's beta, KL estimator, seed, G and alpha (two-KL runs), the sweep's steps,
+    learning rate and prompts per step, on the pool (many epochs), then a factor's keys."""
     train = {
         **base["train"],
         "beta": run.beta,
         "kl_estimator": run.kl,
         "learning_rate": fp["learning_rate"],
+        "prompts_per_step": fp["prompts_per_step"] or base["train"]["prompts_per_step"],
         "max_steps": steps(fp, run)[-1],
         "save_steps": fp["save_steps"],
         "on_pool": True,

@@ -3,7 +3,35 @@ merged by log-sum-exp, without copying the prompt's keys/values per sample (grpo
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 SHARED_ATTN = "grpo_repro_shared_prefix"
+#: the state of a custom attention function (SharedState here, the fast training step's PackedState)
+#: during the forwards inside `carrying`. Models that pass a mask mapping through to the attention
+#: (Qwen2: attention_mask={"full_attention": state}) hand the state over as the mask; models that
+#: always rebuild their mask (Llama: create_causal_mask returns None for an attention function with
+#: no mask function) drop it, and the attention function reads it here (`carried`).
+_CARRIED: contextvars.ContextVar = contextvars.ContextVar("grpo_repro_attention", default=None)
+
+
+@contextlib.contextmanager
+def carrying(state):
+    """Within: `carried` finds `state` whatever the model did with the attention mask."""
+    token = _CARRIED.set(state)
+    try:
+        yield
+    finally:
+        _CARRIED.reset(token)
+
+
+def carried(attention_mask, kind):
+    """The custom attention's state: the mask itself when it is a `kind`, else the state of the
+    enclosing `carrying` when it is one, else None (plain attention)."""
+    if isinstance(attention_mask, kind):
+        return attention_mask
+    state = _CARRIED.get()
+    return state if isinstance(state, kind) else None
 
 
 class SharedState:
@@ -48,8 +76,8 @@ def _shared_prefix_attention(
     import torch
     import torch.nn.functional as F
 
-    state = attention_mask
-    if not isinstance(state, SharedState):
+    state = carried(attention_mask, SharedState)
+    if state is None:
         from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
         return sdpa_attention_forward(

@@ -11,6 +11,7 @@ import numpy as np
 from grpo_repro.sampler.attention import (
     SHARED_ATTN,
     SharedState,
+    carrying,
     register_shared_attention,
     supports_shared_prefix,
 )
@@ -122,15 +123,18 @@ class HFSampler:
             per_prompt.append(torch.rand((steps, n), generator=g))
         return torch.cat(per_prompt, dim=1).to(self.device)
 
-    def _forward(self, ids, mask, pos, cache, **kw):
-        return self.model(
-            input_ids=ids,
-            attention_mask=mask,
-            position_ids=pos,
-            use_cache=True,
-            **{self._cache_kw: cache},
-            **kw,
-        )
+    def _forward(self, ids, mask, pos, cache, state=None, **kw):
+        """One forward; `state`: the shared-prefix attention's, also for models that rebuild the
+        mask they are given (Llama; sampler.attention.carrying)."""
+        with carrying(state):
+            return self.model(
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=pos,
+                use_cache=True,
+                **{self._cache_kw: cache},
+                **kw,
+            )
 
     def _encode(self, prompts):
         enc = self.tokenizer(prompts, return_tensors="pt", padding=True)
@@ -181,7 +185,7 @@ class HFSampler:
             cache = make_cache(self.model, 0, shared_steps=steps)
             state = SharedState(cache, mask)
             masks = {lt: state for lt in self._layer_types}
-            res = self._forward(ids, masks, pos, cache, logits_to_keep=1)
+            res = self._forward(ids, masks, pos, cache, state, logits_to_keep=1)
             stats["forward_calls"] += 1
             logits = res.logits[:, -1, :]  # one row per node; the first nodes are the prompts
             vocab = logits.shape[-1]
@@ -225,7 +229,11 @@ class HFSampler:
                     node_tok[parent] = child_tok
                     row_node = parent[inv]
                 res = self._forward(
-                    node_tok.unsqueeze(1), masks, (first_pos[node_prompt] + t).unsqueeze(1), cache
+                    node_tok.unsqueeze(1),
+                    masks,
+                    (first_pos[node_prompt] + t).unsqueeze(1),
+                    cache,
+                    state,
                 )
                 logits = res.logits[:, -1, :]
                 stats["forward_calls"] += 1

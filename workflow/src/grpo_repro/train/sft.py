@@ -1,9 +1,10 @@
 """Reference policy pi_ref of the organism (the analogue of Qwen2.5-0.5B-Instruct, Sec. 6): a small
-transformers Qwen2 causal LM (about 1.2M parameters by default), supervised fine-tuned with TRL's
-SFTTrainer on worked solutions (prompt/completion data, loss on the completion only, EOS appended).
-Stopped after a fixed number of steps chosen so that held-out success is partial. With
-organism.sft_steps 0 the random initialisation is pi_ref (config/smoke.yaml: its byte-level BPE
-model checks that the paper's path runs, not that it learns).
+transformers causal LM (organism.arch: a Llama with attention biases, Qwen2's math plus an output-
+projection bias, the default; or Qwen2 itself), supervised fine-tuned with TRL's SFTTrainer on worked
+solutions (prompt/completion data, loss on the completion only, EOS appended). Stopped after a fixed
+number of steps chosen so that held-out success is partial. With organism.sft_steps 0 the random
+initialisation is pi_ref (config/smoke.yaml: its byte-level BPE Qwen2 checks that the paper's path
+runs, not that it learns).
 """
 
 from __future__ import annotations
@@ -17,6 +18,14 @@ from grpo_repro import io, provenance
 from grpo_repro.data.sets import read_prompts
 from grpo_repro.models import load_tokenizer, save_policy
 
+#: organism.arch -> (config class, model class, settings beyond the shape). llama: attention biases
+#: on q, k, v and o (Qwen2 has them on q, k, v); its checkpoints load with plain AutoTokenizer, which
+#: for model_type qwen2 builds Qwen2Tokenizer whatever tokenizer_config.json declares (models.py)
+ARCHS = {
+    "llama": ("LlamaConfig", "LlamaForCausalLM", {"attention_bias": True, "mlp_bias": False}),
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", {}),
+}
+
 
 def build_model(
     vocab_size: int,
@@ -29,13 +38,16 @@ def build_model(
     eos_id: int,
     max_len: int = 256,
     seed: int = 0,
+    arch: str = "qwen2",
 ):
-    """A randomly initialised Qwen2ForCausalLM with tied embeddings (the organism's policy)."""
+    """A randomly initialised causal LM of architecture `arch` (ARCHS) with tied embeddings and as
+    many KV heads as heads (the organism's policy)."""
     import torch
-    from transformers import Qwen2Config, Qwen2ForCausalLM
+    import transformers
 
+    config_cls, model_cls, extra = ARCHS[arch]
     torch.manual_seed(seed)
-    cfg = Qwen2Config(
+    cfg = getattr(transformers, config_cls)(
         vocab_size=vocab_size,
         hidden_size=hidden,
         num_hidden_layers=layers,
@@ -47,8 +59,9 @@ def build_model(
         pad_token_id=pad_id,
         bos_token_id=bos_id,
         eos_token_id=eos_id,
+        **extra,
     )
-    return Qwen2ForCausalLM(cfg)
+    return getattr(transformers, model_cls)(cfg)
 
 
 @contextlib.contextmanager
@@ -87,6 +100,7 @@ def organism_model(tok, org: dict, seed: int = 0):
         tok.eos_token_id,
         max_len=MAX_POSITIONS if org["tokenizer"] == "bpe" else 256,
         seed=seed,
+        arch=org["arch"],
     )
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 PACKED_ATTN = "grpo_repro_packed_completions"
 #: model types whose shared-prefix log-probs are checked against TRL's (tests/unit/train/test_fast*.py)
-CHECKED_MODEL_TYPES = ("qwen2",)
+CHECKED_MODEL_TYPES = ("qwen2", "llama")
 
 
 def logit_transform(config) -> tuple[float, float | None]:
@@ -98,8 +98,10 @@ def _packed_attention(
     re-pad to (rows, width) for the attention only (projections and MLP ran on real tokens only)."""
     import torch
 
-    st = attention_mask
-    if not isinstance(st, PackedState):
+    from grpo_repro.sampler.attention import carried
+
+    st = carried(attention_mask, PackedState)
+    if st is None:
         from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
         return sdpa_attention_forward(
@@ -164,6 +166,8 @@ def shared_prefix_logps(
     import torch
     from transformers import DynamicCache
 
+    from grpo_repro.sampler.attention import carrying
+
     b, total = input_ids.shape
     c = int(logits_to_keep)
     p = total - c
@@ -217,12 +221,13 @@ def shared_prefix_logps(
                 old_attn = model.config._attn_implementation
                 model.set_attn_implementation(PACKED_ATTN)
                 try:
-                    h_tok = body(
-                        input_ids=input_ids[:, p:][rows, cols][None],
-                        attention_mask={"full_attention": state},
-                        position_ids=(p + cols)[None],
-                        use_cache=False,
-                    ).last_hidden_state[0]  # (N, H)
+                    with carrying(state):  # Llama rebuilds the mask: the state travels beside it
+                        h_tok = body(
+                            input_ids=input_ids[:, p:][rows, cols][None],
+                            attention_mask={"full_attention": state},
+                            position_ids=(p + cols)[None],
+                            use_cache=False,
+                        ).last_hidden_state[0]  # (N, H)
                 finally:
                     model.set_attn_implementation(old_attn)
                 h_comp = h_tok.new_zeros((b, c_used - 1, h_tok.shape[-1])).index_put(
