@@ -198,11 +198,12 @@ def test_report_to_reaches_the_run_outside_its_settings(calls):
 
 
 def test_several_cpu_processes_launch_accelerate(calls):
-    call(settings("config.yaml", devices=2, prompts_per_step=8))
+    config = settings("config.yaml", devices=2, prompts_per_step=8)
+    call(config)
     (sub,) = calls["subprocess"]
     assert "--gpu_ids" not in sub["cmd"] and sub["accelerate"]["gpu_ids"] == "all"
     assert sub["accelerate"]["num_processes"] == 2
-    assert json.loads(sub["cmd"][-1].split("=", 1)[1]) == settings("config.yaml", devices=2)
+    assert json.loads(sub["cmd"][-1].split("=", 1)[1]) == config
 
 
 def test_paper_layout_serves_vllm_on_the_last_gpu(calls):
