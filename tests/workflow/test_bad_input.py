@@ -141,6 +141,7 @@ def test_workflow_stops_on_missing_model_path(tmp_path):
     assert res.returncode != 0 and "absent does not exist" in res.stdout + res.stderr
 
 
+@pytest.mark.slow  # the hub client retries an unreachable host five times (about 25 s)
 def test_hub_dataset_unreachable_stops_the_workflow_at_load(tmp_path):
     """A built model (nothing of its own to download) with GSM8K from the hub: the workflow no
     longer sets HF_HUB_OFFLINE for it, and an unreachable, uncached hub dataset stops the run

@@ -73,6 +73,7 @@ def _body(driver) -> str:
     return driver.execute_script("return document.body.innerText")
 
 
+@pytest.mark.slow  # clicks through every category and figure (about 40 s); the landing page is the default tier's
 def test_every_category_and_figure_is_rendered(report, browser):
     from selenium.webdriver.common.by import By
 

@@ -1,9 +1,9 @@
 """The SLURM profile on a real (one-node, localhost) SLURM cluster started by the test itself.
 
 1. The real rules of the fast stages (whatever theory_targets() and figures_targets() of the
-   Snakefile produce) run through `snakemake --executor slurm --workflow-profile
-   workflow/profiles/slurm`: every job is an sbatch job with its SLURM log, and the outputs equal
-   those of a local run (timings aside).
+   Snakefile produce; the default tier takes the theory stage and Figure 1, `-m slow` all of them)
+   run through `snakemake --executor slurm --workflow-profile workflow/profiles/slurm`: every job
+   is an sbatch job with its SLURM log, and the outputs equal those of a local run (timings aside).
 2. A tiny Snakefile with the profile's GPU rule names (each declaring a `gpu` resource, as the
    real rules do) checks what SLURM granted: the GPU rules' GPUs (the profile's, else the rule's),
    CPUs, memory, time limit, partition and one node as the profile states them, a failing job
@@ -77,10 +77,19 @@ def slurm_cluster(tmp_path_factory):
 
 
 # --------------------------------------------------------------------------- tests
-def test_fast_stages_through_sbatch_match_local_run(slurm_cluster, tmp_path):
+# the default tier: the theory stage and one figure family (compute rule + plot rule), the same
+# path through sbatch as every other CPU job; the marked tier: every target of both stages
+SAMPLE_FIGURE = "results/figures/fig1_weights."
+
+
+@pytest.mark.parametrize("subset", ["sample", pytest.param("all", marks=pytest.mark.slow)])
+def test_fast_stages_through_sbatch_match_local_run(slurm_cluster, tmp_path, subset):
     local_dir = copy_workflow(tmp_path / "local")
     slurm_dir = copy_workflow(tmp_path / "slurm")
     targets = fast_stage_targets(local_dir)
+    if subset == "sample":
+        targets = [t for t in targets if "/theory/" in t or t.startswith(SAMPLE_FIGURE)]
+        assert len(targets) == 5, targets  # derivations .json/.md, fig1 .csv/.png/.pdf
 
     local = snakemake(["--workflow-profile", "workflow/profiles/local", *targets], cwd=local_dir)
     assert local.returncode == 0, local.log
