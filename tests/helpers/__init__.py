@@ -1,6 +1,7 @@
 """Helpers shared by the tests: the repository root, a copy of the workflow, tiny models,
 fabricated results, a throw-away SLURM cluster."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -8,6 +9,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# the full GSM8K splits ({train,test}.jsonl) for the optional extras of the loader and answer-checker
+# tests: a folder named by GSM8K_DIR, else none (those tests skip; the shipped excerpt covers both)
+GSM8K_DIR = Path(os.environ["GSM8K_DIR"]) if os.environ.get("GSM8K_DIR") else None
 
 
 def copy_workflow(dest: Path) -> Path:

@@ -12,19 +12,18 @@ import pytest
 from grpo_repro.data import gsm8k
 from grpo_repro.data.gsm8k import DataError, load_gsm8k, read_jsonl
 from grpo_repro.io import write_jsonl
-from tests.helpers import ROOT
+from tests.helpers import GSM8K_DIR, ROOT
 
 EXCERPT = ROOT / "workflow" / "resources" / "gsm8k"  # first 64 lines of each split, shipped
-DATA = ROOT.parent / "shared/data/gsm8k"  # the full splits, when present (optional extras)
 GOOD = json.dumps({"question": "Tom has 3 apples and buys 2. How many?", "answer": "3+2=5\n#### 5"})
 
 
 def _shared(split):
-    path = DATA / f"{split}.jsonl"
-    if not path.exists():
+    path = GSM8K_DIR / f"{split}.jsonl" if GSM8K_DIR else None
+    if path is None or not path.exists():
         pytest.skip(
-            f"optional extra: the full GSM8K split is not at {path} (the excerpt tests cover "
-            "the loader)"
+            f"optional extra: the full GSM8K split {split}.jsonl is not in GSM8K_DIR ({path}); "
+            "the excerpt tests cover the loader"
         )
     return path
 
