@@ -8,10 +8,24 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 # the full GSM8K splits ({train,test}.jsonl) for the optional extras of the loader and answer-checker
 # tests: a folder named by GSM8K_DIR, else none (those tests skip; the shipped excerpt covers both)
 GSM8K_DIR = Path(os.environ["GSM8K_DIR"]) if os.environ.get("GSM8K_DIR") else None
+
+
+def full_gsm8k_split(split: str, covered: str) -> Path:
+    """The full GSM8K split's JSONL in GSM8K_DIR; the calling test skips, saying so, where it is
+    absent (`covered`: what the shipped excerpt's tests cover instead)."""
+    path = GSM8K_DIR / f"{split}.jsonl" if GSM8K_DIR else None
+    if path is None or not path.exists():
+        pytest.skip(
+            f"optional extra: the full GSM8K split {split}.jsonl is not in GSM8K_DIR ({path}); "
+            f"the excerpt tests cover {covered}"
+        )
+    return path
 
 
 def copy_workflow(dest: Path) -> Path:

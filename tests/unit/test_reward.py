@@ -12,7 +12,7 @@ from grpo_repro.reward import (
     make_reward_fn,
     normalize_number,
 )
-from tests.helpers import GSM8K_DIR, ROOT
+from tests.helpers import ROOT, full_gsm8k_split
 
 EXCERPT = ROOT / "workflow" / "resources" / "gsm8k"  # first 64 lines of each split, shipped
 
@@ -203,13 +203,10 @@ def test_reward_fn_lenient_and_length_check():
 
 def _gold_solutions(split, source="excerpt"):
     """Gold solutions of a split: the shipped excerpt, or the full split (skipped if absent)."""
-    folder = EXCERPT if source == "excerpt" else GSM8K_DIR
-    path = folder / f"{split}.jsonl" if folder else None
-    if source == "full" and (path is None or not path.exists()):
-        pytest.skip(
-            f"optional extra: the full GSM8K split {split}.jsonl is not in GSM8K_DIR ({path}); "
-            "the excerpt tests cover the answer checker"
-        )
+    if source == "excerpt":
+        path = EXCERPT / f"{split}.jsonl"
+    else:
+        path = full_gsm8k_split(split, "the answer checker")
     return [json.loads(line)["answer"] for line in path.read_text().splitlines() if line.strip()]
 
 

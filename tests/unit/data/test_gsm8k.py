@@ -12,20 +12,14 @@ import pytest
 from grpo_repro.data import gsm8k
 from grpo_repro.data.gsm8k import DataError, load_gsm8k, read_jsonl
 from grpo_repro.io import write_jsonl
-from tests.helpers import GSM8K_DIR, ROOT
+from tests.helpers import ROOT, full_gsm8k_split
 
 EXCERPT = ROOT / "workflow" / "resources" / "gsm8k"  # first 64 lines of each split, shipped
 GOOD = json.dumps({"question": "Tom has 3 apples and buys 2. How many?", "answer": "3+2=5\n#### 5"})
 
 
 def _shared(split):
-    path = GSM8K_DIR / f"{split}.jsonl" if GSM8K_DIR else None
-    if path is None or not path.exists():
-        pytest.skip(
-            f"optional extra: the full GSM8K split {split}.jsonl is not in GSM8K_DIR ({path}); "
-            "the excerpt tests cover the loader"
-        )
-    return path
+    return full_gsm8k_split(split, "the loader")
 
 
 @pytest.mark.parametrize(
