@@ -35,12 +35,13 @@ def micro_config(prompts_per_step=5, G=8, max_len=10, beta=0.1, mu=2, save_steps
     return config
 
 
-def save_micro(path, sharpness=4.0):
-    """The micro policy saved as a model directory (what load_policy reads)."""
+def save_micro(path, sharpness=4.0, **kw):
+    """The micro policy (tiny_lm.micro_policy with `kw`) saved as a model directory (what
+    load_policy reads)."""
     from grpo_repro.models import save_policy
     from tests.helpers.tiny_lm import micro_policy
 
-    model, tok = micro_policy(sharpness=sharpness)
+    model, tok = micro_policy(sharpness=sharpness, **kw)
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
     save_policy(model, tok, path)

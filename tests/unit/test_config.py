@@ -295,6 +295,31 @@ def test_vllm_mode_error_names_the_users_file(tmp_path):
     assert f"'train.vllm_mode' ({mine}:2, train.use_vllm)" in str(err.value)
 
 
+def test_server_mode_on_the_cpu_platform_is_refused_at_load(tmp_path):
+    """The paper's server layout with vllm.platform cpu: refused when the configuration loads, naming
+    train.vllm_mode (the key to change) and the user's file and line."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("vllm:\n  platform: cpu\n")
+    config = cfg.merge(cfg.load(PAPER), cfg.load_yaml(mine))
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.check(config, [DEFAULT, PAPER, mine])
+    msg = str(err.value)
+    assert "'train.vllm_mode'" in msg and "vllm.platform" in msg and f"{mine}:2" in msg
+    assert "train.vllm_mode: colocate" in msg
+    config["train"]["vllm_mode"] = "colocate"
+    cfg.check(config, [DEFAULT, PAPER, mine])  # colocate runs on vLLM's CPU backend
+
+
+def test_vllm_platform_reaches_only_the_runs_that_use_vllm():
+    """vllm.platform is part of a run's settings only where vLLM generates: the default runs'
+    settings (params, resume fingerprint) do not change."""
+    config = base()
+    assert "vllm" not in cfg.train_settings(config) and "vllm" not in cfg.eval_settings(config)
+    config["train"]["use_vllm"], config["eval"]["backend"] = True, "vllm"
+    assert cfg.train_settings(config)["vllm"] == {"platform": "cuda"}
+    assert cfg.eval_settings(config)["vllm"] == {"platform": "cuda"}
+
+
 def test_report_to_is_speed_only():
     """Changing the experiment tracker changes no run's settings (params, resume fingerprint)."""
     a, b = base(), base()

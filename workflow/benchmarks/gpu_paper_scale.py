@@ -2,7 +2,7 @@
 model of Qwen2.5-0.5B's shape (hidden 896, 24 layers, 14 heads, 2 KV heads, ffn 4864) with the
 organism's tokenizer, trained with the paper's GRPO settings (Sec. 6: G 16, per-device batch 16,
 grad accum 4, mu 10, 200-token completions, temperature 0.1, bf16) through the pipeline's own
-train(), then evaluated with the pipeline's sampler (50 samples x 200 tokens). Three phases, each
+train(), then evaluated with the pipeline's sampler (50 samples x 200 tokens). Four phases, each
 written to OUT/gpu_paper_scale.json as soon as it ends, so a run cut by its time limit keeps what it
 measured; a phase that would start past --budget-s is skipped:
 
@@ -11,7 +11,10 @@ measured; a phase that would start past --budget-s is skipped:
             the paper's 1319 x 50 x 200 tokens;
   3. logits: bf16 against fp32 on the trained model's own completions: the largest logit difference,
             and at the paper's temperature 0.1 (logits / 0.1 magnify every rounding tenfold) the
-            total variation between the next-token distributions and how often the argmax differs.
+            total variation between the next-token distributions and how often the argmax differs;
+  4. server_sync (2 GPUs or more): the paper's server layout, one trainer process and one vLLM
+            server GPU, one step: the server's log-probs against the trainer's before and after
+            TRL's NCCL weight sync, and the sync's seconds (phase_server_sync).
 
 Usage: python workflow/benchmarks/gpu_paper_scale.py OUT_DIR [--steps 10] [--eval-prompts 64]
        [--budget-s 420] [--shape H L HEADS KV FFN]
@@ -58,6 +61,9 @@ def parse(argv=None):
         help="hidden layers heads kv_heads ffn (default: Qwen2.5-0.5B)",
     )
     return ap.parse_args(argv)
+
+
+PROBE_PROMPT = "Tom has 3 apples and buys 4 more. How many apples does he have?"  # server_sync
 
 
 def paper_config(steps: int) -> dict:
@@ -170,6 +176,61 @@ def phase_logits(model_dir: Path, prompts: list[str], temperature: float) -> dic
     return {"positions": int(mask.sum()), "temperature": temperature, **found}
 
 
+def server_gap(trainer) -> float:
+    """max |log p_server - log p_trainer| over 16 tokens the job's vLLM server samples (temperature
+    1, so its log-probs are the model's own) after a fixed prompt."""
+    client = trainer.vllm_generation.vllm_client
+    got = client.generate(prompts=[PROBE_PROMPT], n=1, max_tokens=16, temperature=1.0)
+    prompt, completion = got["prompt_ids"][0], got["completion_ids"][0]
+    served = torch.tensor([lp[0] if isinstance(lp, list) else lp for lp in got["logprobs"][0]])
+    ids = torch.tensor([prompt + completion], device=trainer.model.device)
+    with torch.no_grad():
+        logits = trainer.model(ids).logits[0, len(prompt) - 1 : -1].float()
+    own = logits.log_softmax(-1).gather(-1, ids[0, len(prompt) :, None])[:, 0].cpu()
+    return float((served[: len(own)] - own).abs().max())
+
+
+def phase_server_sync(config, out: Path, records) -> dict:
+    """The paper's server layout (train.vllm_mode server) on 2 GPUs: the job's vLLM server
+    (grpo_repro.train.vllm_server.serve) on GPU 1, one trainer process on GPU 0, TRL's NCCL weight
+    sync (VLLMClient.init_communicator, update_named_params): after one optimizer step, the
+    server's log-probs against the trainer's before and after the sync, and the sync's seconds.
+    What a CPU cannot check (vLLM's CPU backend has no weight-transfer engine)."""
+    from transformers import TrainerCallback
+
+    from grpo_repro.gpus import free_port
+    from grpo_repro.models import rollout_dtype
+    from grpo_repro.train import vllm_server
+    from grpo_repro.train.grpo import build_trainer
+
+    if torch.cuda.device_count() < 2:
+        return {"skipped": f"needs 2 GPUs (trainer + server), found {torch.cuda.device_count()}"}
+    run_config = json.loads(json.dumps(config))
+    run_config["train"].update(use_vllm=True, vllm_mode="server", max_steps=1, save_steps=1)
+    ref = out / "ref"
+    found = {}
+
+    class AfterStep(TrainerCallback):
+        def on_step_end(self, args, state, control, **kw):
+            found["gap_before_sync"] = server_gap(trainer)
+            t0 = time.perf_counter()
+            trainer.vllm_generation.sync_weights()
+            found["sync_seconds"] = time.perf_counter() - t0
+            found["gap_after_sync"] = server_gap(trainer)
+
+    dtype = rollout_dtype(run_config["train"])
+    with vllm_server.serve(ref, "1", out / "vllm_server.log", dtype) as url:
+        run_config["runtime"] = {"vllm_server_base_url": url, "vllm_group_port": free_port()}
+        model, tok = load_policy(ref)
+        trainer, _, _ = build_trainer(
+            model, tok, run_config, "grpo", 0, records[:64], out / "server_work", 1,
+            use_cpu=False, callbacks=[AfterStep()], save_strategy="no",
+        )  # fmt: skip
+        found["gap_at_start"] = server_gap(trainer)
+        trainer.train()
+    return {"dtype": dtype, **found}
+
+
 def main(argv=None) -> None:
     a = parse(argv)
     start = time.perf_counter()
@@ -210,6 +271,7 @@ def main(argv=None) -> None:
             ),
         ),
     ]
+    phases.append(("server_sync", lambda: phase_server_sync(config, out, train_recs)))
     for name, run in phases:
         if time.perf_counter() - start > a.budget_s:
             result[name] = {"skipped": f"past the budget of {a.budget_s:.0f} s"}

@@ -11,11 +11,15 @@ from grpo_repro.preflight import check_device
 def main(sm) -> None:
     io.log_to(sm.log[0])
     settings = sm.params.settings
-    device = {"train": {"bf16": settings["bf16"]}, "eval": settings["eval"]}
+    device = {
+        "train": {"bf16": settings["bf16"]},
+        "eval": settings["eval"],
+        "vllm": settings.get("vllm", {}),  # eval.backend vllm: where the engine runs
+    }
     n = gpus.requested(sm.resources)
     gpus.require(n, gpus.job_gpus(device, "eval"))
     with gpus.acquire(n):  # sets CUDA_VISIBLE_DEVICES
-        # the device that train.bf16 and eval.backend need, here, before any model loads
+        # the device that train.bf16 and eval.backend (on vllm.platform) need, before any model loads
         check_device(device)
         run_eval_job(
             {int(k): v for k, v in sm.params.models.items()},

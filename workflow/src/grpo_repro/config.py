@@ -204,15 +204,18 @@ def without_speed_only(config: dict) -> dict:
 
 def eval_settings(config: dict) -> dict:
     """What evaluation's results depend on: seed, the eval section (less its speed-only keys),
-    the resolved temperature, and train.bf16 and train.use_vllm (eval.dtype: rollout's dtype,
-    grpo_repro.models.rollout_dtype)."""
-    return {
+    the resolved temperature, train.bf16 and train.use_vllm (eval.dtype: rollout's dtype,
+    grpo_repro.models.rollout_dtype), and with eval.backend vllm the vllm section (its platform)."""
+    settings = {
         "seed": config["seed"],
         "eval": without_speed_only(config)["eval"],
         "temperature": eval_temperature(config),
         "bf16": config["train"]["bf16"],
         "use_vllm": config["train"]["use_vllm"],
     }
+    if config["eval"]["backend"] == "vllm":  # the other backends' settings never change
+        settings["vllm"] = dict(config["vllm"])
+    return settings
 
 
 def train_settings(config: dict, variant: str | None = None) -> dict:
@@ -221,15 +224,18 @@ def train_settings(config: dict, variant: str | None = None) -> dict:
     without its speed-only keys (SPEED_ONLY: train.report_to reaches the run through
     grpo_repro.train.launch.launch's `report_to`) and, unless `variant` is a two-KL variant
     (Lemma 2, Thm 9), without train.two_kl_alpha (changing it retrains no other variant); and the
-    reward's answer mode."""
+    reward's answer mode; with train.use_vllm, the vllm section (where the engine runs)."""
     two_kl = variant is not None and reg.get(variant).anchor == "two_kl"
     drop = {"seeds"} if two_kl else {"seeds", "two_kl_alpha"}
     train = {k: v for k, v in without_speed_only(config)["train"].items() if k not in drop}
-    return {
+    settings = {
         "seed": config["seed"],
         "train": train,
         "data": {"answer_mode": config["data"]["answer_mode"]},
     }
+    if train["use_vllm"]:  # runs generating without vLLM never read it
+        settings["vllm"] = dict(config["vllm"])
+    return settings
 
 
 def main(argv: list[str] | None = None) -> int:

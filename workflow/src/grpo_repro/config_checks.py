@@ -186,6 +186,7 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
             )
         )
     found += _batch_errors(train)
+    found += _vllm_errors(config)
     fp = config.get("fixed_point", {})
     for name, change in {"": {}, **fp.get("factors", {})}.items():
         mu = change.get("num_iterations", train.get("num_iterations", 1))
@@ -307,3 +308,22 @@ def _batch_errors(train: dict) -> list[tuple]:
             )
         )
     return found
+
+
+def _vllm_errors(config: dict) -> list[tuple]:
+    """vLLM's CPU backend (vllm.platform: cpu) generates in colocate mode only: server mode's weight
+    sync (TRL's VLLMClient.init_communicator, vLLM's weight-transfer backends) needs CUDA devices."""
+    train = config.get("train", {})
+    on_cpu = config.get("vllm", {}).get("platform") == "cpu"
+    if on_cpu and train.get("use_vllm") and train.get("vllm_mode") == "server":
+        return [
+            (
+                ["train", "vllm_mode"],
+                "server needs GPUs, and vllm.platform is cpu: the trainer sends the weights to the "
+                "server over NCCL (TRL's VLLMClient.init_communicator, CUDA only); set "
+                "train.vllm_mode: colocate (a vLLM engine inside the training process) on a CPU, "
+                "or vllm.platform: cuda on a GPU node",
+                [["vllm", "platform"], ["train", "use_vllm"]],
+            )
+        ]
+    return []

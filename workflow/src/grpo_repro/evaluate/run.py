@@ -30,6 +30,7 @@ from grpo_repro import io
 from grpo_repro.data.sets import read_prompts
 from grpo_repro.evaluate import partial
 from grpo_repro.evaluate.scoring import build_table, score_chunk
+from grpo_repro.gpus import vllm_platform
 from grpo_repro.provenance import versions
 from grpo_repro.sampler.params import SamplingParams
 from grpo_repro.seeds import derive_seed
@@ -229,10 +230,12 @@ def eval_dtype(choice: str, train: dict) -> str:
     raise ValueError(f"config key eval.dtype: {choice!r} is not rollout, float32 or bfloat16")
 
 
-def open_sampler(ecfg: dict, model_dir, dtype: str, device: str, batch_prompts: int):
+def open_sampler(
+    ecfg: dict, model_dir, dtype: str, device: str, batch_prompts: int, platform: str = "cuda"
+):
     """(sampler, weights sha256, load seconds) of one checkpoint: the HF backend's model on
-    `device` with weights in `dtype`; vLLM's engine started with `dtype` (the transformers model is
-    then loaded on the CPU for its tokenizer and EOS ids only)."""
+    `device` with weights in `dtype`; vLLM's engine on `platform` (vllm.platform) started with
+    `dtype` (the transformers model is then loaded on the CPU for its tokenizer and EOS ids only)."""
     from grpo_repro.models import load_policy, model_hash
     from grpo_repro.sampler.factory import make_sampler
 
@@ -246,6 +249,7 @@ def open_sampler(ecfg: dict, model_dir, dtype: str, device: str, batch_prompts: 
         model_path=model_dir,
         batch_prompts=batch_prompts,
         dtype=dtype,
+        **({"platform": platform} if ecfg["backend"] == "vllm" else {}),
     )
     return sampler, model_hash(model_dir), time.perf_counter() - t0
 
@@ -297,7 +301,8 @@ def run_eval_job(
 
     torch.set_num_threads(max(1, int(threads)))
     ecfg = settings["eval"]
-    if device is None:
+    platform = vllm_platform(settings)  # eval.backend vllm: where its engine runs
+    if device is None:  # the HF backend's (vLLM's engine runs on `platform`)
         device = "cuda" if ecfg["backend"] == "vllm" or torch.cuda.is_available() else "cpu"
     dtype = eval_dtype(ecfg["dtype"], {k: settings.get(k, False) for k in ("bf16", "use_vllm")})
     precision = {"dtype": dtype, "backend": ecfg["backend"], "autocast": False}
@@ -308,7 +313,9 @@ def run_eval_job(
     batch_prompts = int(ecfg["batch_prompts"] if batch_prompts is None else batch_prompts)
     for step in steps:
         model_dir = models[step]
-        sampler, digest, load_s = open_sampler(ecfg, model_dir, dtype, str(device), batch_prompts)
+        sampler, digest, load_s = open_sampler(
+            ecfg, model_dir, dtype, str(device), batch_prompts, platform
+        )
         try:
             for task in (t for t in tasks if int(t["step"]) == step):
                 split, temp = task["split"], task["temperature"]

@@ -15,7 +15,8 @@ def make_sampler(
     **kw,
 ):
     """The sampler of config key eval.backend: hf (HFSampler) or vllm (VLLMSampler). `dtype`: the
-    weights' dtype for vLLM's engine (default: `model`'s); the HF sampler samples `model` as loaded."""
+    weights' dtype for vLLM's engine (default: `model`'s); the HF sampler samples `model` as loaded.
+    vLLM's `kw` include platform (vllm.platform: cuda or cpu)."""
     if backend == "hf":
         from grpo_repro.sampler.hf import HFSampler
 

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from grpo_repro import io
+from grpo_repro.gpus import vllm_platform
 from grpo_repro.train.args import grpo_args
 from grpo_repro.train.checkpoints import (
     FINAL_LOG,
@@ -26,6 +27,7 @@ from grpo_repro.train.checkpoints import (
     trl_checkpoint_step,
     write_log,
 )
+from grpo_repro.train.vllm_colocate import colocated_engine
 
 
 def build_trainer(
@@ -63,15 +65,17 @@ def build_trainer(
 
     trainer_cls = PaperGRPOTrainer if fast is None else FastGRPOTrainer
     model.train()
-    trainer = trainer_cls(
-        model=model,
-        args=args,
-        train_dataset=data,
-        reward_funcs=[reward_fn or make_reward_fn(config["data"]["answer_mode"])],
-        processing_class=tokenizer,
-        callbacks=list(callbacks),
-        **({} if fast is None else {"fast_options": fast}),
-    )
+    # train.vllm_mode colocate: TRL's engine in the rollout dtype, on vllm.platform (vllm_colocate)
+    with colocated_engine(config["train"], vllm_platform(config)):
+        trainer = trainer_cls(
+            model=model,
+            args=args,
+            train_dataset=data,
+            reward_funcs=[reward_fn or make_reward_fn(config["data"]["answer_mode"])],
+            processing_class=tokenizer,
+            callbacks=list(callbacks),
+            **({} if fast is None else {"fast_options": fast}),
+        )
     trainer.paper_eps = extra["smoothing_eps"]
     if "kl_weights" in extra:  # the two-KL loss (grpo_repro.train.two_kl); None: TRL's
         trainer.kl_weights = tuple(extra["kl_weights"])

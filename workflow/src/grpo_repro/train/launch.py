@@ -152,6 +152,9 @@ def launch(
     runtime = {} if report_to == "none" else {"report_to": report_to}
     train_ids, server_gpu = _layout(train, list(gpu_ids or []) or None)
     if devices == 1 and server_gpu is None:
+        # the in-process rendezvous (accelerate's state, a colocated vLLM engine's group) on a port
+        # free now: accelerate's fixed 29500 would collide with a simultaneous job's
+        os.environ.setdefault("MASTER_PORT", str(free_port()))
         run(
             _with(config, runtime),
             variant,
@@ -185,11 +188,18 @@ def launch(
             accel = accelerate_config(devices, port, train_ids, bool(train["bf16"]))
             config_file.write_text(yaml.safe_dump(accel, sort_keys=False))
         cmd = command(devices, args, train_ids, port, bool(train["bf16"]), config_file)
-        env = dict(os.environ)
+        env = launch_env(os.environ)
         if train_ids:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(train_ids)  # never the server's device
         sys.stdout.flush()
         run_processes(cmd, env)
+
+
+def launch_env(environ) -> dict:
+    """The training processes' environment: this job's, less a user's ACCELERATE_* variables,
+    which `accelerate launch` would read over the settings on its command line (mixed precision,
+    the device layout, dynamo): every launch setting comes from `command` alone."""
+    return {k: v for k, v in environ.items() if not k.startswith("ACCELERATE_")}
 
 
 def run_processes(cmd: list[str], env: dict, grace_s: float = 60.0) -> None:

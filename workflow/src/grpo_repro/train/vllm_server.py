@@ -7,7 +7,8 @@ itself builds (trl.scripts.vllm_serve.build_command: `vllm serve` plus TRL's wei
 logprob flags, environment VLLM_SERVER_DEV_MODE=1, as `trl vllm-serve` runs it), writes its output
 to a log file, waits until its /health endpoint answers, yields its base URL (GRPOConfig's
 vllm_server_base_url) and stops it (its whole process group) when the body ends, also on an
-error, KeyboardInterrupt or SIGTERM. The server's GPU is never one of the training processes':
+error, KeyboardInterrupt or SIGTERM; a SIGKILL of the job ends it through its guard
+(grpo_repro.train.server_guard: Linux's parent-death signal). The server's GPU is never one of the training processes':
 TRL's weight sync (VLLMClient.init_communicator) joins the trainer's main process and the server's
 worker in one NCCL group, which needs two distinct devices.
 """
@@ -18,6 +19,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -125,7 +127,8 @@ def serve(
     try:
         with open(log_path, "a") as log:  # appended: a rerun never erases an earlier start
             proc = subprocess.Popen(
-                argv,
+                # under the guard, which ends the server's group if this job dies, even by SIGKILL
+                [sys.executable, "-m", "grpo_repro.train.server_guard", str(os.getpid()), *argv],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
