@@ -48,6 +48,21 @@ def save_micro(path, sharpness=4.0, **kw):
     return path
 
 
+def eval_tasks(out, steps):
+    """Evaluation tasks (grpo_repro.evaluate.tasks.Task as dicts) of `steps` on the test split at
+    eval.temperature, tables under `out`."""
+    return [
+        {
+            "step": s,
+            "split": "test",
+            "temperature": None,
+            "csv": str(out / f"step_{s}.csv"),
+            "json": str(out / f"step_{s}.json"),
+        }
+        for s in steps
+    ]
+
+
 def build(
     ref_path,
     records,

@@ -13,7 +13,7 @@ import pytest
 from grpo_repro.config import eval_settings
 from grpo_repro.evaluate.run import run_eval_job
 from grpo_repro.sampler import vllm as vllm_sampler
-from tests.helpers.fast_fixtures import save_micro
+from tests.helpers.fast_fixtures import eval_tasks, save_micro
 from tests.helpers.tiny_lm import micro_records
 
 STEPS = (0, 40)
@@ -36,17 +36,15 @@ def evaluate(job, default_config, out, backend):
     config = json.loads(json.dumps(default_config))
     config["eval"].update(backend=backend, samples=50, max_new_tokens=6)
     config["vllm"]["platform"] = "cpu"
-    tasks = [
-        {
-            "step": s,
-            "split": "test",
-            "temperature": None,
-            "csv": str(out / f"step_{s}.csv"),
-            "json": str(out / f"step_{s}.json"),
-        }
-        for s in STEPS
-    ]
-    run_eval_job(models, tasks, eval_settings(config), "ref", data, progress=False, batch_prompts=8)
+    run_eval_job(
+        models,
+        eval_tasks(out, STEPS),
+        eval_settings(config),
+        "ref",
+        data,
+        progress=False,
+        batch_prompts=8,
+    )
     return {s: pd.read_csv(out / f"step_{s}.csv") for s in STEPS}
 
 

@@ -16,6 +16,7 @@ import pytest
 from grpo_repro.config import eval_settings
 from grpo_repro.evaluate.run import run_eval_job
 from tests.helpers import ROOT, vllm_standin
+from tests.helpers.fast_fixtures import eval_tasks as tasks
 from tests.helpers.fast_fixtures import save_micro
 from tests.helpers.tiny_lm import micro_records
 
@@ -41,19 +42,6 @@ def settings(default_config, **ev):
     config = json.loads(json.dumps(default_config))
     config["eval"].update(backend="vllm", samples=4, max_new_tokens=6, **ev)
     return eval_settings(config)
-
-
-def tasks(out, steps):
-    return [
-        {
-            "step": s,
-            "split": "test",
-            "temperature": None,
-            "csv": str(out / f"step_{s}.csv"),
-            "json": str(out / f"step_{s}.json"),
-        }
-        for s in steps
-    ]
 
 
 def evaluate(job, default_config, out, steps=STEPS, **ev):
