@@ -29,12 +29,12 @@ def full_gsm8k_split(split: str, covered: str) -> Path:
 
 
 def copy_workflow(dest: Path) -> Path:
-    """The repository's workflow (Snakefile, config, workflow, envs; no results, venv or git) in
-    `dest`, to run or edit without touching the checkout."""
+    """The repository's workflow (Snakefile, config, workflow, envs, the default profile; no
+    results, venv or git) in `dest`, to run or edit without touching the checkout."""
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(ROOT / "Snakefile", dest / "Snakefile")
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".snakemake")
-    for sub in ("config", "workflow", "envs"):
+    for sub in ("config", "workflow", "envs", "profiles"):
         shutil.copytree(ROOT / sub, dest / sub, ignore=ignore)
     return dest
 

@@ -81,14 +81,13 @@ def build(
     overrides: GRPOConfig fields."""
     from grpo_repro.models import load_policy
     from grpo_repro.train.grpo import build_trainer
+    from grpo_repro.train.run_settings import grpo_run
 
     model, tok = load_policy(ref_path)
     trainer, _, _ = build_trainer(
         model,
         tok,
-        config,
-        variant,
-        seed,
+        grpo_run(config, variant, seed),
         records,
         work_dir,
         steps,

@@ -73,16 +73,15 @@ def rule_resources(rule: str) -> dict[str, str]:
 
 
 def fast_stage_targets(workdir: Path) -> list[str]:
-    """theory_targets() + figures_targets() (those the Snakefile defines), read from the Snakefile itself."""
+    """The theory stage's outputs + figures_targets(), read from the Snakefile itself."""
     found = workdir / ".targets.json"
     wrapper = workdir / ".targets.smk"
     wrapper.write_text(
         f"include: {str(workdir / 'Snakefile')!r}\n"
         "import json as _json\n"
-        "_found = {}\n"
-        "for _name in ('theory_targets', 'figures_targets'):\n"
-        "    if callable(globals().get(_name)):\n"
-        "        _found[_name] = [str(t) for t in globals()[_name]()]\n"
+        "_found = {'theory_targets': [str(t) for t in rules.theory_derivations.output]}\n"
+        "if callable(globals().get('figures_targets')):\n"
+        "    _found['figures_targets'] = [str(t) for t in figures_targets()]\n"
         f"with open({str(found)!r}, 'w') as _fh:\n"
         "    _json.dump(_found, _fh)\n"
     )

@@ -5,6 +5,7 @@ import yaml
 
 from grpo_repro import config as cfg
 from grpo_repro.config_checks import RENAMED_KEYS
+from grpo_repro.train.run_settings import grpo_run
 from tests.helpers import ROOT, snakemake
 
 DEFAULT = ROOT / "config" / "config.yaml"
@@ -314,9 +315,10 @@ def test_vllm_platform_reaches_only_the_runs_that_use_vllm():
     """vllm.platform is part of a run's settings only where vLLM generates: the default runs'
     settings (params, resume fingerprint) do not change."""
     config = base()
-    assert "vllm" not in cfg.train_settings(config) and "vllm" not in cfg.eval_settings(config)
+    assert grpo_run(config, "grpo", 0).vllm is None and "vllm" not in cfg.eval_settings(config)
+    assert "vllm" not in grpo_run(config, "grpo", 0).params()
     config["train"]["use_vllm"], config["eval"]["backend"] = True, "vllm"
-    assert cfg.train_settings(config)["vllm"] == {"platform": "cuda"}
+    assert grpo_run(config, "grpo", 0).params()["vllm"] == {"platform": "cuda"}
     assert cfg.eval_settings(config)["vllm"] == {"platform": "cuda"}
 
 
@@ -324,12 +326,13 @@ def test_report_to_is_speed_only():
     """Changing the experiment tracker changes no run's settings (params, resume fingerprint)."""
     a, b = base(), base()
     b["train"]["report_to"] = "tensorboard"
-    assert cfg.train_settings(a) == cfg.train_settings(b)
-    assert "report_to" not in cfg.train_settings(b)["train"]
+    ra, rb = grpo_run(a, "grpo", 0), grpo_run(b, "grpo", 0)
+    assert ra == rb and ra.params() == rb.params() and rb.report_to == "tensorboard"
+    assert "report_to" not in rb.train and "report_to" not in rb.params()["train"]
     assert cfg.speed_setting(b, "train", "report_to") == "tensorboard"
     assert "report_to" not in cfg.without_speed_only(b)["train"]
     b["train"]["vllm_mode"] = "server"  # a setting that changes the samples: a new run
-    assert cfg.train_settings(a) != cfg.train_settings(b)
+    assert grpo_run(a, "grpo", 0).params() != grpo_run(b, "grpo", 0).params()
 
 
 def test_pool_larger_than_training_set():
@@ -409,6 +412,29 @@ def test_val_split_without_val_data_names_the_key(tmp_path):
         cfg.check(config, [DEFAULT, mine])
 
 
+@pytest.mark.parametrize(
+    "key,line,source,refused",
+    [
+        ("n_test", 2, "organism", True),  # generated: null would give no test problems
+        ("n_train", 2, "organism", True),
+        ("n_test", 2, "gsm8k", False),  # a file source: null = the whole split
+    ],
+)
+def test_null_split_size_of_a_generated_source_names_the_key(tmp_path, key, line, source, refused):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(f"data:\n  {key}: null\n")
+    config = cfg.merge(base(), cfg.load_yaml(mine))
+    if source != "organism":  # GSM8K from the shipped excerpt (config/smoke.yaml's paths)
+        config = cfg.merge(cfg.load(PAPER, SMOKE), cfg.load_yaml(mine))
+    if not refused:
+        cfg.check(config, [DEFAULT, PAPER, SMOKE, mine])
+        return
+    with pytest.raises(
+        cfg.ConfigError, match=rf"'data.{key}' \(.*mine.yaml:{line}\).*generates its problems"
+    ):
+        cfg.check(config, [DEFAULT, mine])
+
+
 def test_tokenizer_error_names_the_users_file(tmp_path):
     """gsm8k with the word-level tokenizer: the culprit is the user's file, not the default one."""
     mine = tmp_path / "mine.yaml"
@@ -424,8 +450,8 @@ def test_run_settings_leave_out_seeds_and_speed_only_keys():
     a, b = base(), base()
     b["train"]["seeds"] = [0, 1, 2, 3]
     b["eval"]["batch_prompts"] = 5
-    assert cfg.train_settings(a) == cfg.train_settings(b)
-    assert "seeds" not in cfg.train_settings(a)["train"]
+    assert grpo_run(a, "grpo", 0).params() == grpo_run(b, "grpo", 0).params()
+    assert "seeds" not in grpo_run(a, "grpo", 0).params()["train"]
     assert cfg.eval_settings(a) == cfg.eval_settings(b)
     assert cfg.speed_setting(b, "eval", "batch_prompts") == 5
 

@@ -18,7 +18,8 @@ from grpo_repro.dynamics import prediction as prd
 from grpo_repro.figures import compute_maps, compute_oracle
 from grpo_repro.fixed_point import compare, runs
 from grpo_repro.report import overlay
-from grpo_repro.train.variants import trl_settings
+from grpo_repro.report import overlay_recurrence as ovr
+from grpo_repro.train.trl_variant import trl_settings
 
 #: a new variant: KL to pi_ref, mean-only advantage (Dr. GRPO's choices) under another name
 TOY = reg.Variant("toy", "reference", True, "Toy GRPO", "#123456", True)
@@ -105,12 +106,12 @@ def test_overlay_has_no_two_kl_prediction():
     """Thm 9's recurrence needs Delta_R, not measured: NaN, unconverged, with a note; the other
     variants' predictions are finite or +-inf."""
     p_ref = np.array([0.0, 0.2, 0.6])
-    x, conv = overlay.limit_logit("two_kl", p_ref, 2.0, 1e-5)
+    x, conv = ovr.limit_logit("two_kl", p_ref, 2.0, 1e-5)
     assert np.isnan(x).all() and not conv.any()
-    assert np.isnan(overlay.iterates_logit("two_kl", p_ref, 2.0, 1e-5, 3)).all()
+    assert np.isnan(ovr.iterates_logit("two_kl", p_ref, 2.0, 1e-5, 3)).all()
     assert "Delta_R" in overlay.note("two_kl", "paper") and overlay.note("grpo", "paper") == ""
     for v in ("grpo", "mirror", "dr_grpo", "mirror_dr"):
-        assert not np.isnan(overlay.limit_logit(v, p_ref, 2.0, 1e-5)[0]).any()
+        assert not np.isnan(ovr.limit_logit(v, p_ref, 2.0, 1e-5)[0]).any()
 
 
 def test_figures_report_and_fixed_point_stage_pick_it_up(toy, default_config):
@@ -125,8 +126,8 @@ def test_figures_report_and_fixed_point_stage_pick_it_up(toy, default_config):
     assert style.variant_color(toy) == TOY.color and style.variant_label(toy) == TOY.label
     p_ref = np.array([0.0, 0.2, 0.6])
     got, want = (
-        overlay.limit_logit(toy, p_ref, 2.0, 1e-5),
-        overlay.limit_logit(TWIN, p_ref, 2.0, 1e-5),
+        ovr.limit_logit(toy, p_ref, 2.0, 1e-5),
+        ovr.limit_logit(TWIN, p_ref, 2.0, 1e-5),
     )
     assert np.array_equal(got[0], want[0])
     fp = {**default_config["fixed_point"], "runs": [f"{toy}/k3_ratio"], "group_sizes": [4]}

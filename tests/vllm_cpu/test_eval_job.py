@@ -1,4 +1,4 @@
-"""An evaluation job on the real vLLM engine (vLLM's CPU backend; grpo_repro.evaluate.run.run_eval_job,
+"""An evaluation job on the real vLLM engine (vLLM's CPU backend; grpo_repro.evaluate.job.run_eval_job,
 eval.backend: vllm): one engine alive at a time, freed when closed, and tables that agree with the
 HF backend's within sampling error. In a module of its own: no other engine is alive meanwhile."""
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from grpo_repro.config import eval_settings
-from grpo_repro.evaluate.run import run_eval_job
+from grpo_repro.evaluate.job import run_eval_job
 from grpo_repro.sampler import vllm as vllm_sampler
 from tests.helpers.fast_fixtures import eval_tasks, save_micro
 from tests.helpers.tiny_lm import micro_records

@@ -138,7 +138,7 @@ JOB_BLOCK = re.compile(r"^(?:local)?rule (\w+):\n((?:[ \t]+.*\n)+)", re.M)
 def dry_run_resources(*args: str) -> dict[str, list[dict[str, str]]]:
     """{rule: [each job's resources as printed by `snakemake -n`]}: a dry run prints every job as
     a block "rule NAME:" whose line "resources: k=v, k=v" holds the job's evaluated resources."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # a dry run needs no hub (common.smk DRYRUN)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}  # a dry run needs no hub (common.smk on_start)
     res = snakemake(["-n", "--forceall", *args], ROOT, env, timeout=300)
     assert res.returncode == 0, res.log
     jobs: dict[str, list[dict[str, str]]] = {}

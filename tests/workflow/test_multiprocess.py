@@ -62,14 +62,17 @@ def _setup(root: Path):
 
 
 def _launch_code(root, ref, n, train, devices, out):
-    settings = {
-        "seed": 0,
-        "train": {**train, "devices": devices},
-        "data": {"answer_mode": "lenient"},
-    }
+    from grpo_repro import config as cfg
+    from grpo_repro.train.run_settings import grpo_run
+
+    config = cfg.load(ROOT / "config" / "config.yaml")
+    config["train"] = {**train, "devices": devices}
+    config["data"]["answer_mode"] = "lenient"
+    run = grpo_run(config, "grpo", 0)
     return (
-        "from grpo_repro.train.launch import launch; import json; "
-        f"launch(json.loads({json.dumps(json.dumps(settings))}), 'grpo', 0, {str(ref)!r}, "
+        "from grpo_repro.train.launch import launch; "
+        "from grpo_repro.train.run_settings import GRPORun; "
+        f"launch(GRPORun.from_json({run.to_json()!r}), {str(ref)!r}, "
         f"{str(root / 'prompts.jsonl')!r}, {n}, {str(out)!r}, {str(out / 'run.json')!r})"
     )
 

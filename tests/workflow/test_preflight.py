@@ -58,3 +58,18 @@ def test_cluster_executor_defers_the_device_to_the_jobs(tmp_path):
     assert rc != 0  # the fake cluster refuses every job ...
     assert "this run cannot start" not in out, out  # ... but the login node's start passed
     assert "Job submission failed" in out and "fake slurm" in out, out
+
+
+def test_dry_run_needs_no_hub_but_a_run_checks_it_at_start(tmp_path):
+    """The hub's model is checked by on_start, which Snakemake never calls in a dry run (no guess
+    from the command line): offline and uncached, `-n` builds the graph and a run stops at start
+    naming the model, before any job."""
+    work = copy_workflow(tmp_path / "wf")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "empty_cache"))
+    args = [TARGET, "--configfile", "config/paper.yaml"]
+    res = snakemake(["-n", *args], work, env, timeout=300)
+    assert res.returncode == 0, res.log
+    res = snakemake(["-c1", *args], work, env, timeout=300)
+    assert res.returncode != 0
+    assert "Qwen/Qwen2.5-0.5B-Instruct" in res.log and "not in the local cache" in res.log, res.log
+    assert not (work / "results").exists(), "a job ran before the check"

@@ -36,10 +36,11 @@ from grpo_repro import config as cfg
 from grpo_repro.data import sets as data
 from grpo_repro.data.organism import TaskSpec, generate
 from grpo_repro.data.tokenizer import build_tokenizer
-from grpo_repro.evaluate.run import run_eval_job
+from grpo_repro.evaluate.job import run_eval_job
 from grpo_repro.io import write_json, write_jsonl
 from grpo_repro.models import load_policy, save_policy
 from grpo_repro.train.grpo import train
+from grpo_repro.train.run_settings import grpo_run
 from grpo_repro.train.schedule import checkpoint_steps
 from grpo_repro.train.sft import build_model
 
@@ -101,7 +102,12 @@ def phase_train(config, out: Path, records, steps: list[int]) -> dict:
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
     summary = train(
-        config, "grpo", 0, str(out / "ref"), records, out / "train", steps, use_cpu=not cuda
+        grpo_run(config, "grpo", 0),
+        str(out / "ref"),
+        records,
+        out / "train",
+        steps,
+        use_cpu=not cuda,
     )
     seconds = time.perf_counter() - t0
     per_step = seconds / config["train"]["max_steps"]
@@ -196,6 +202,8 @@ def phase_server_sync(config, out: Path, records) -> dict:
     sync (VLLMClient.init_communicator, update_named_params): after one optimizer step, the
     server's log-probs against the trainer's before and after the sync, and the sync's seconds.
     What a CPU cannot check (vLLM's CPU backend has no weight-transfer engine)."""
+    import dataclasses
+
     from transformers import TrainerCallback
 
     from grpo_repro.gpus import free_port
@@ -220,10 +228,11 @@ def phase_server_sync(config, out: Path, records) -> dict:
 
     dtype = rollout_dtype(run_config["train"])
     with vllm_server.serve(ref, "1", out / "vllm_server.log", dtype) as url:
-        run_config["runtime"] = {"vllm_server_base_url": url, "vllm_group_port": free_port()}
+        run = grpo_run(run_config, "grpo", 0)  # the server's address: runtime fields
+        run = dataclasses.replace(run, server_url=url, group_port=free_port())
         model, tok = load_policy(ref)
         trainer, _, _ = build_trainer(
-            model, tok, run_config, "grpo", 0, records[:64], out / "server_work", 1,
+            model, tok, run, records[:64], out / "server_work", 1,
             use_cpu=False, callbacks=[AfterStep()], save_strategy="no",
         )  # fmt: skip
         found["gap_at_start"] = server_gap(trainer)

@@ -149,14 +149,13 @@ def build_trainer(config, records, ref, variant="grpo", steps=20, fast=None, see
 
     from grpo_repro.models import load_policy
     from grpo_repro.train import grpo
+    from grpo_repro.train.run_settings import grpo_run
 
     model, tokenizer = load_policy(ref)
     trainer, _, _ = grpo.build_trainer(
         model,
         tokenizer,
-        config,
-        variant,
-        seed,
+        grpo_run(config, variant, seed),
         records,
         tempfile.mkdtemp(prefix="grpo_bench_"),
         steps,

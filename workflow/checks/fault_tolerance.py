@@ -5,7 +5,9 @@ two fresh copies of the workflow:
   run A: uninterrupted;
   run B: killed with SIGKILL (the whole process group) once during GRPO training, after its first
          resumable checkpoint, and once during checkpoint evaluation, after its first finished
-         chunk; each time the same command is rerun with --rerun-incomplete.
+         chunk; each time resumed with the README's documented steps: the same command with
+         --unlock (a hard kill leaves Snakemake's lock), then the same command (profiles/default:
+         rerun-incomplete).
 Then it compares, byte for byte, every evaluation table (results/evaluate/**/*.csv) and every figure
 data file (results/figures/*.csv) of A and B, and prints what it compared and how much work the
 reruns redid. Exit status 0 iff everything matched.
@@ -58,14 +60,16 @@ def copy_workflow(dest: Path) -> None:
 
 
 def command(workdir: Path, extra_config: Path | None) -> list[str]:
-    cmd = [sys.executable, "-m", "snakemake", "-c2", "--rerun-incomplete"]
+    # the README's command; profiles/default (rerun-incomplete) makes it resume after a kill
+    cmd = [sys.executable, "-m", "snakemake", "-c2"]
     if extra_config:
         cmd += ["--configfile", "config/config.yaml", str(extra_config)]
     return cmd
 
 
 def start(workdir: Path, cmd: list[str], log: Path) -> subprocess.Popen:
-    """Start the run in its own process group; first release the lock a killed run left behind."""
+    """Start the run in its own process group; first the documented step after a hard kill: the
+    same command with --unlock releases the lock the killed run left behind."""
     subprocess.run(
         cmd + ["--unlock"],
         cwd=workdir,

@@ -6,6 +6,9 @@ split (organism.tokenizer, config/smoke.yaml); every record carries its rendered
 """
 
 
+include: "helpers/data.smk"  # the stage's tables and helpers
+
+
 rule data_prepare:
     """The prompt sets (JSONL: train, val, test, the training pool, the organism's SFT data), their
     sizes and difficulty mix (splits.json) and the tokenizer that rendered them."""

@@ -10,6 +10,9 @@ evaluated once, as run `ref` (results/evaluate/ref/{split}/step_0*), and shared 
 """
 
 
+include: "helpers/evaluate.smk"  # the stage's tables and helpers
+
+
 rule evaluate_reference:
     """pi_ref (step 0) on every split, and at every temperature of eval.temperatures (the device
     that eval.backend and train.bf16 need is checked first, grpo_repro.preflight)."""

@@ -11,7 +11,9 @@ plot rule figures_plot_<family> that reads only those CSVs (PNG + PDF). Adding a
 registry entry.
 """
 
-from grpo_repro.figures.registry import module_of
+
+include: "helpers/figures.smk"  # the stage's tables and helpers
+
 
 for fam in FAMILIES:
 

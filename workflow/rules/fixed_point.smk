@@ -12,6 +12,9 @@ runs all three.
 """
 
 
+include: "helpers/fixed_point.smk"  # the stage's tables and helpers
+
+
 rule fixed_point_pool:
     """The first fixed_point.n_prompts prompts of the training pool."""
     input:
@@ -47,13 +50,14 @@ use rule train_grpo as fixed_point_train with:
     wildcard_constraints:
         run=constraint(FP_TABLE),
     params:
-        settings=lambda w: fp_runs.train_settings(
-            cfg.train_settings(config, FP_TABLE[w.run].variant), FP, FP_TABLE[w.run]
-        ),
+        run=lambda w: grpo_run(
+            config,
+            FP_TABLE[w.run].variant,
+            FP_TABLE[w.run].seed,
+            train_overrides=fp_runs.train_overrides(FP, FP_TABLE[w.run]),
+        ).params(),
         ref=REF_MODEL,
         n_epoch_prompts=FP["n_prompts"],
-        variant=lambda w: FP_TABLE[w.run].variant,
-        seed=lambda w: FP_TABLE[w.run].seed,
 
 
 use rule evaluate_reference as fixed_point_evaluate_ref with:

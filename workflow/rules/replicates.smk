@@ -9,6 +9,9 @@ puts every replicate (the default graph's pi_ref, `seed`, included) side by side
 """
 
 
+include: "helpers/replicates.smk"  # the stage's tables and helpers
+
+
 wildcard_constraints:
     rep=r"\d+",
 
@@ -56,14 +59,14 @@ use rule train_grpo as replicate_train with:
     wildcard_constraints:
         run=constraint(REP_RUN_TABLE),
     params:
-        settings=lambda w: {
-            **cfg.train_settings(config, REP_RUN_TABLE[w.run].variant),
-            "seed": int(w.rep),
-        },
+        run=lambda w: grpo_run(
+            config,
+            REP_RUN_TABLE[w.run].variant,
+            REP_RUN_TABLE[w.run].seed,
+            data_seed=int(w.rep),
+        ).params(),
         ref=lambda w: rep_tree(w).ref_model(),
         n_epoch_prompts=N_EPOCH_PROMPTS,
-        variant=lambda w: REP_RUN_TABLE[w.run].variant,
-        seed=lambda w: REP_RUN_TABLE[w.run].seed,
 
 
 use rule evaluate_reference as replicate_evaluate_ref with:

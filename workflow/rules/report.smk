@@ -7,7 +7,8 @@ grpo_repro.report.registry.PLOTS) read only those files and write PNG + PDF (and
 under results/report/. Editing plotting code reruns plot rules only, never evaluation or training.
 """
 
-from grpo_repro.report.registry import module_of as report_module
+
+include: "helpers/report.smk"  # the stage's tables and helpers
 
 
 rule report_training:

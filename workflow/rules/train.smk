@@ -1,6 +1,6 @@
 """Stage train (Sec. 6): the reference policy pi_ref and GRPO training of every variant and seed.
 
-train_reference (a model the pipeline builds only: SFT of the small Qwen2 on worked solutions, or
+train_reference (a model the pipeline builds only: SFT of the organism (a small Llama, docs/organism.md) on worked solutions, or
 its random initialisation with organism.sft_steps 0; grpo_repro.train.sft)
 -> train_grpo (one job per variant and GRPO seed; TRL GRPOTrainer, grpo_repro.train.grpo; checkpoints every
 train.save_steps optimizer steps under results/train/{run}/checkpoints/step_N, run {variant}/seed_{seed}
@@ -8,8 +8,11 @@ of grpo_repro.runs).
 """
 
 
+include: "helpers/train.smk"  # the stage's tables and helpers
+
+
 rule train_reference:
-    """The built model's pi_ref: SFT of the small Qwen2 on the training split's worked solutions
+    """The built model's pi_ref: SFT of the organism on the training split's worked solutions
     (organism.sft_steps 0: the random initialisation)."""
     input:
         train=rules.data_prepare.output.get("sft", []),
@@ -60,10 +63,10 @@ rule train_grpo:
         # experiment tracking changes no result: a resource, not a param, so it reruns nothing
         report_to=cfg.speed_setting(config, "train", "report_to"),
     params:
-        # only what training reads: other keys never retrain (train.two_kl_alpha: two-KL runs only)
-        settings=lambda w: cfg.train_settings(config, RUN_TABLE[w.run].variant),
-        variant=lambda w: RUN_TABLE[w.run].variant,
-        seed=lambda w: RUN_TABLE[w.run].seed,
+        # the run's result-relevant settings (grpo_repro.train.run_settings: variant, GRPO seed,
+        # train section less seeds and report_to, two_kl_alpha for two-KL runs only): a plain
+        # dict, GRPORun.params(), since Snakemake tracks only builtin params (rerun trigger)
+        run=lambda w: grpo_run(config, RUN_TABLE[w.run].variant, RUN_TABLE[w.run].seed).params(),
         ref=REF_MODEL,
         n_epoch_prompts=N_EPOCH_PROMPTS,
     script:

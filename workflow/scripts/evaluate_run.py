@@ -4,7 +4,7 @@ table of one run (grpo_repro.evaluate.tasks) -> results/evaluate/{run}/{split}/s
 `gpu` resource, none on a CPU)."""
 
 from grpo_repro import gpus, io
-from grpo_repro.evaluate.run import run_eval_job
+from grpo_repro.evaluate.job import run_eval_job
 from grpo_repro.preflight import check_device
 
 

@@ -1,4 +1,4 @@
-"""grpo_repro.fixed_points: every fixed point of h (Thm 2, Prop. 1), amplification p* > p_ref
+"""grpo_repro.dynamics.fixed_points: every fixed point of h (Thm 2, Prop. 1), amplification p* > p_ref
 (Thm 3), stability |h'(p*)| < 1 (Thm 6), the other variants' fixed points (Sec. 5, Thm 9), 2-cycles."""
 
 import math

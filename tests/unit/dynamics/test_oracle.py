@@ -1,4 +1,4 @@
-"""Finite-policy oracle (grpo_repro.oracle, grpo_repro.oracle_sgd): exact Gibbs iterates (Thm 8)
+"""Finite-policy oracle (grpo_repro.dynamics.oracle, grpo_repro.dynamics.oracle_sgd): exact Gibbs iterates (Thm 8)
 against the scalar PoS recurrences (Thm 2, 5, 9, Sec. 5), Lemma 2-3 (geometric anchor, Renyi term),
 an independent optimiser, and sample-based GRPO against the exact iterates (App. F, Thm 10)."""
 

@@ -5,7 +5,7 @@ backends and with no autocast; the old value `training` is refused when the conf
 import pytest
 
 from grpo_repro import config as cfg
-from grpo_repro.evaluate.run import eval_dtype
+from grpo_repro.evaluate.job import eval_dtype
 from grpo_repro.models import rollout_dtype
 from tests.helpers import ROOT
 

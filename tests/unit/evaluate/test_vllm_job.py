@@ -1,4 +1,4 @@
-"""An evaluation job on the vLLM backend (grpo_repro.evaluate.run.run_eval_job, eval.backend: vllm)
+"""An evaluation job on the vLLM backend (grpo_repro.evaluate.job.run_eval_job, eval.backend: vllm)
 against the stand-in engine (tests/helpers/vllm_standin.py): one engine alive at a time over a
 job of several checkpoints, each table that of its own checkpoint's weights, the engine started
 with the evaluation's dtype; and a job script under vLLM's `spawn` start method, whose engine
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from grpo_repro.config import eval_settings
-from grpo_repro.evaluate.run import run_eval_job
+from grpo_repro.evaluate.job import run_eval_job
 from tests.helpers import ROOT, vllm_standin
 from tests.helpers.fast_fixtures import eval_tasks as tasks
 from tests.helpers.fast_fixtures import save_micro
@@ -96,7 +96,7 @@ SCRIPT = """\
 import json
 import sys
 
-from grpo_repro.evaluate.run import run_eval_job
+from grpo_repro.evaluate.job import run_eval_job
 from tests.helpers import vllm_standin
 
 """

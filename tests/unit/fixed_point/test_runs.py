@@ -90,48 +90,44 @@ def test_studies():
         runs.study_runs(FP, "nope", 8)
 
 
-def test_train_settings_override_only_the_sweep_keys():
-    base = {
-        "seed": 0,
-        "train": {
-            "beta": 0.1,
-            "kl_estimator": "k3",
-            "seeds": [0, 1],
-            "lr": 9,
-            "num_generations": 8,
-            "prompts_per_step": 4,
-        },
-        "data": {"answer_mode": "strict"},
-    }
+def test_train_overrides_change_only_the_sweep_keys(default_config):
+    from grpo_repro.train.run_settings import grpo_run
+
     table = _by_name({**FP, "runs_sweep": ["two_kl/k3_ratio"], "long_steps": 960})
-    out = runs.train_settings(base, FP, table["grpo_k3_ratio/beta_2/seed_3"])
-    assert out["train"] == {
+    out = runs.train_overrides(FP, table["grpo_k3_ratio/beta_2/seed_3"])
+    assert out == {
         "beta": 2.0,
         "kl_estimator": "k3_ratio",
-        "seeds": [3],
-        "lr": 9,
-        "num_generations": 8,
         "learning_rate": 1e-4,
-        "prompts_per_step": 8,  # the study's, not the default runs' 4
         "max_steps": 480,
         "save_steps": 80,
         "on_pool": True,
+        "num_generations": 8,
+        "prompts_per_step": 8,  # the study's, not the default runs' 4
     }
-    null = runs.train_settings(
-        base, {**FP, "prompts_per_step": None}, table["grpo_k3_ratio/beta_2/seed_3"]
+    null = runs.train_overrides(
+        {**FP, "prompts_per_step": None}, table["grpo_k3_ratio/beta_2/seed_3"]
     )
-    assert null["train"]["prompts_per_step"] == 4  # null: train.prompts_per_step
-    assert out["seed"] == 0 and out["data"] == base["data"] and base["train"]["beta"] == 0.1
-    g16 = runs.train_settings(base, FP, table["grpo_k3_ratio_G16/beta_2/seed_3"])
-    assert g16["train"] == {**out["train"], "num_generations": 16}
-    lr = runs.train_settings(base, FP, table["grpo_k3_ratio_lr_half/beta_2/seed_3"])
-    assert lr["train"] == {**out["train"], "learning_rate": 5e-5}
-    fp = {**FP, "long_steps": 960}
-    long = runs.train_settings(base, fp, table["grpo_k3_ratio_long/beta_2/seed_3"])
-    assert long["train"] == {**out["train"], "max_steps": 960}
-    two_kl = runs.train_settings(base, FP, table["two_kl_k3_ratio/beta_2/seed_3"])
-    assert two_kl["train"] == {**out["train"], "two_kl_alpha": 0.5}  # only two-KL runs get it
-    assert "two_kl_alpha" not in out["train"]
+    assert "prompts_per_step" not in null  # null: train.prompts_per_step
+    g16 = runs.train_overrides(FP, table["grpo_k3_ratio_G16/beta_2/seed_3"])
+    assert g16 == {**out, "num_generations": 16}
+    lr = runs.train_overrides(FP, table["grpo_k3_ratio_lr_half/beta_2/seed_3"])
+    assert lr == {**out, "learning_rate": 5e-5}
+    long = runs.train_overrides(
+        {**FP, "long_steps": 960}, table["grpo_k3_ratio_long/beta_2/seed_3"]
+    )
+    assert long == {**out, "max_steps": 960}
+    two_kl = runs.train_overrides(FP, table["two_kl_k3_ratio/beta_2/seed_3"])
+    assert two_kl == {**out, "two_kl_alpha": 0.5}  # only two-KL runs get it
+    # through grpo_run: the run's GRPO seed and data seed, every other key the default runs'
+    base = grpo_run(default_config, "grpo", 3)
+    run = grpo_run(default_config, "grpo", 3, train_overrides=out)
+    assert run.params() == {**base.params(), "train": {**base.params()["train"], **out}}
+    assert run.seed == 3 and run.data_seed == default_config["seed"]
+    assert "seeds" not in run.train and "two_kl_alpha" not in run.train
+    assert grpo_run(default_config, "two_kl", 3, train_overrides=two_kl).train.two_kl_alpha == 0.5
+    with pytest.raises(ValueError, match="seeds"):
+        grpo_run(default_config, "grpo", 3, train_overrides={"seeds": [3]})
 
 
 def test_tabular_variants_leave_out_mirror_and_two_kl():

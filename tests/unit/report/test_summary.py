@@ -12,6 +12,7 @@ from scipy.special import expit, logit
 
 from grpo_repro.report import amplification as amp
 from grpo_repro.report import markdown, overlay, summary, tables
+from grpo_repro.report import overlay_recurrence as ovr
 from tests.helpers import ROOT
 from tests.helpers.report_fixtures import make_results
 
@@ -37,13 +38,13 @@ def _runs(beta=0.5, eps=1e-2, advantage="paper"):
 def test_limits_of_each_variant():
     p = np.array([0.0, 0.2, 0.5, 1.0])
     beta, eps = 0.5, 1e-2
-    x, conv = overlay.limit_logit("dr_grpo", p, beta, eps)
+    x, conv = ovr.limit_logit("dr_grpo", p, beta, eps)
     assert expit(x[1:3]) == pytest.approx(expit(logit(p[1:3]) + 1 / beta))
     assert x[0] == -np.inf and x[3] == np.inf
     for v in ("mirror", "mirror_dr"):
-        x, _ = overlay.limit_logit(v, p, beta, eps)
+        x, _ = ovr.limit_logit(v, p, beta, eps)
         assert list(expit(x)) == [0.0, 1.0, 1.0, 1.0]
-    x, conv = overlay.limit_logit("grpo", p, beta, eps)
+    x, conv = ovr.limit_logit("grpo", p, beta, eps)
     assert conv.all()
     from grpo_repro.dynamics import maps as dynamics
 
@@ -59,15 +60,15 @@ def test_limits_of_h_g_at_the_run_group_size():
 
     p = np.array([0.0, 0.2, 0.5, 1.0])
     beta, eps, g = 0.5, 1e-2, 8
-    x, conv = overlay.limit_logit("grpo", p, beta, eps, group_size=g)
+    x, conv = ovr.limit_logit("grpo", p, beta, eps, group_size=g)
     assert conv.all() and x[0] == -np.inf and x[3] == np.inf
     ps = expit(x[1:3])
     assert x[1:3] == pytest.approx(logit(p[1:3]) + fg.omega(ps, g, eps) / beta, abs=1e-8)
-    assert (ps < expit(overlay.limit_logit("grpo", p, beta, eps)[0][1:3])).all()
-    x, _ = overlay.limit_logit("dr_grpo", p, beta, eps, group_size=g)
+    assert (ps < expit(ovr.limit_logit("grpo", p, beta, eps)[0][1:3])).all()
+    x, _ = ovr.limit_logit("dr_grpo", p, beta, eps, group_size=g)
     assert x[1:3] == pytest.approx(logit(p[1:3]) + (1 - 1 / g) / beta)
-    assert list(expit(overlay.limit_logit("mirror", p, beta, eps, group_size=g)[0])) == [0, 1, 1, 1]
-    x, conv = overlay.limit_logit("two_kl", p, beta, eps, group_size=g)
+    assert list(expit(ovr.limit_logit("mirror", p, beta, eps, group_size=g)[0])) == [0, 1, 1, 1]
+    x, conv = ovr.limit_logit("two_kl", p, beta, eps, group_size=g)
     assert np.isnan(x).all() and not conv.any()
 
 
@@ -89,9 +90,9 @@ def test_overlay_summary_says_which_map_is_closer(at, closer, tmp_path, default_
 
 def test_iterates_follow_the_recurrences():
     p = np.array([0.1, 0.4])
-    xs = overlay.iterates_logit("mirror_dr", p, 2.0, 1e-3, 3)
+    xs = ovr.iterates_logit("mirror_dr", p, 2.0, 1e-3, 3)
     assert xs[3] == pytest.approx(logit(p) + 3 / 2.0)  # arithmetic progression
-    xs = overlay.iterates_logit("dr_grpo", p, 2.0, 1e-3, 3)
+    xs = ovr.iterates_logit("dr_grpo", p, 2.0, 1e-3, 3)
     assert xs[1] == pytest.approx(xs[3])  # one step to the fixed point
 
 

@@ -12,7 +12,7 @@ from grpo_repro.dynamics import maps as dyn
 from grpo_repro.theory import finite_group as tfg
 from grpo_repro.theory import finite_group_exact as tfg_exact
 from grpo_repro.theory.core import Context
-from grpo_repro.train import variants
+from grpo_repro.train import trl_variant
 from tests.unit.theory.test_mutations import _replace, _source
 
 EPS = 1e-5
@@ -55,7 +55,7 @@ MUTANTS = [
     (
         "trainer advantage with the unbiased spread (G - 1)",
         _source(
-            variants,
+            trl_variant,
             (
                 "var = (groups**2).mean(dim=1, keepdim=True)",
                 "var = (groups**2).sum(dim=1, keepdim=True) / (group_size - 1)",

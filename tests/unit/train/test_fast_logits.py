@@ -67,7 +67,7 @@ def test_lm_head_under_bf16_autocast_is_trls():
     kernel, with the projection in bf16 (TRL's default) and in float32 (cast_lm_head_to_fp32); the
     two settings differ, and autograd through the bf16 linear gets other gradients (bf16-rounded
     products, which TRL avoids: chunked_logprob.py `_addmm_fp32`)."""
-    from grpo_repro.train.shared_logps import score_tokens
+    from grpo_repro.train.scored_logits import score_tokens
 
     hidden, head, targets = _head_case()
     w = torch.randn(targets.shape, generator=torch.Generator().manual_seed(1))
@@ -183,7 +183,7 @@ def test_logit_scale_and_softcapping_are_trls():
 def test_logit_transform_reads_configs_as_trl():
     from transformers import CohereConfig, Gemma2Config, GraniteConfig, Qwen2Config
 
-    from grpo_repro.train.shared_logps import logit_transform
+    from grpo_repro.train.scored_logits import logit_transform
 
     assert logit_transform(Qwen2Config()) == (1.0, None)
     assert logit_transform(Gemma2Config(final_logit_softcapping=30.0)) == (1.0, 30.0)
@@ -229,6 +229,7 @@ def test_unchecked_architecture_falls_back_to_trl(micro_ref, caplog):
     from transformers import MistralConfig, MistralForCausalLM
 
     from grpo_repro.train.grpo import build_trainer
+    from grpo_repro.train.run_settings import grpo_run
     from grpo_repro.train.shared_logps import refusal
     from tests.helpers.fast_fixtures import micro_reward
     from tests.unit.train.test_fast import random_rows
@@ -238,11 +239,11 @@ def test_unchecked_architecture_falls_back_to_trl(micro_ref, caplog):
     torch.manual_seed(0)
     other = MistralForCausalLM(MistralConfig(**{**qwen.config.to_dict(), "model_type": "mistral"}))
     assert "'mistral'" in refusal(other)
-    config = micro_config(beta=0.0)
+    run = grpo_run(micro_config(beta=0.0), "grpo", 0)
     made = {}
     for name, fast in (("trl", None), ("fast", {})):
         made[name], _, _ = build_trainer(
-            copy.deepcopy(other), tok, config, "grpo", 0, micro_records(), "/tmp/unused_fast", 4,
+            copy.deepcopy(other), tok, run, micro_records(), "/tmp/unused_fast", 4,
             reward_fn=micro_reward, fast=fast, disable_tqdm=True, save_strategy="no",
         )  # fmt: skip
     ids, mask, cw = trl_rows(tok, random_rows(tok, [0, 1, 2, 0], 5))

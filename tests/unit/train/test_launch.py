@@ -17,6 +17,7 @@ from grpo_repro import config as cfg
 from grpo_repro.train import launch as launch_mod
 from grpo_repro.train import vllm_server
 from grpo_repro.train.launch import accelerate_config, command
+from grpo_repro.train.run_settings import GRPORun, grpo_run
 from tests.helpers import ROOT
 
 
@@ -163,47 +164,54 @@ def calls(monkeypatch):
         made["serve"].append({"model": model, "gpu": gpu, "log": str(log_path), "dtype": dtype})
         yield "http://127.0.0.1:45678"
 
-    monkeypatch.setattr(launch_mod, "run", lambda config, *a: made["run"].append(config))
+    monkeypatch.setattr(launch_mod, "run_grpo", lambda run, *a: made["run"].append(run))
     monkeypatch.setattr(launch_mod, "run_processes", fake_subprocess)
     monkeypatch.setattr(vllm_server, "serve", fake_serve)
     return made
 
 
 def settings(path, **train):
+    """The grpo run (seed 0) of a shipped configuration with `train` keys changed."""
     config = cfg.load(ROOT / "config" / path)
     config["train"].update(train)
-    return cfg.train_settings(config)
+    return grpo_run(config, "grpo", 0)
 
 
-def call(config, **kw):
-    launch_mod.launch(
-        config, "grpo", 0, "/ref", "p.jsonl", 8, "/out/grpo/seed_0", "/run.json", **kw
-    )
+def call(run, **kw):
+    launch_mod.launch(run, "/ref", "p.jsonl", 8, "/out/grpo/seed_0", "/run.json", **kw)
+
+
+def sent_run(sub) -> GRPORun:
+    """The run a launched process gets (its `--run-json`, the command's last argument)."""
+    flag, text = sub["cmd"][-1].split("=", 1)
+    assert flag == "--run-json"
+    return GRPORun.from_json(text)
 
 
 def test_default_config_trains_in_this_process_with_its_settings(calls):
-    config = settings("config.yaml")
-    call(config)
-    assert calls["run"] == [config] and not calls["subprocess"] and not calls["serve"]
+    run = settings("config.yaml")
+    call(run)
+    assert calls["run"] == [run] and not calls["subprocess"] and not calls["serve"]
 
 
 def test_report_to_reaches_the_run_outside_its_settings(calls):
     full = cfg.load(ROOT / "config" / "config.yaml")
-    call(cfg.train_settings(full), report_to="tensorboard")
+    call(GRPORun.from_params(grpo_run(full, "grpo", 0).params(), report_to="tensorboard"))
     full["train"]["report_to"] = "wandb"
-    call(full)  # a caller with the whole train section: moved to the runtime section
+    call(grpo_run(full, "grpo", 0))  # the configuration's tracker: a runtime field too
     (a, b) = calls["run"]
-    assert a["runtime"] == {"report_to": "tensorboard"} and b["runtime"] == {"report_to": "wandb"}
-    assert "report_to" not in a["train"] and "report_to" not in b["train"]  # the fingerprint's
+    assert a.report_to == "tensorboard" and b.report_to == "wandb"
+    assert a == b and a.params() == b.params()  # neither in the params nor the fingerprint
+    assert "report_to" not in a.train and "report_to" not in a.params()["train"]
 
 
 def test_several_cpu_processes_launch_accelerate(calls):
-    config = settings("config.yaml", devices=2, prompts_per_step=8)
-    call(config)
+    run = settings("config.yaml", devices=2, prompts_per_step=8)
+    call(run)
     (sub,) = calls["subprocess"]
     assert "--gpu_ids" not in sub["cmd"] and sub["accelerate"]["gpu_ids"] == "all"
     assert sub["accelerate"]["num_processes"] == 2
-    assert json.loads(sub["cmd"][-1].split("=", 1)[1]) == config
+    assert sent_run(sub) == run and sent_run(sub).params() == run.params()
 
 
 def test_a_users_accelerate_variables_never_reach_the_launch(calls, monkeypatch):
@@ -220,9 +228,9 @@ def test_a_users_accelerate_variables_never_reach_the_launch(calls, monkeypatch)
 
 
 def test_paper_layout_serves_vllm_on_the_last_gpu(calls):
-    config = settings("paper.yaml")
+    run = settings("paper.yaml")
     ids = [str(i) for i in range(8)]
-    call(config, gpu_ids=ids)
+    call(run, gpu_ids=ids)
     (srv,) = calls["serve"]
     assert srv == {
         "model": "/ref",
@@ -235,10 +243,10 @@ def test_paper_layout_serves_vllm_on_the_last_gpu(calls):
     got = flags(sub["cmd"])
     assert got["--gpu_ids"] == "0,1,2,3,4,5,6" and got["--num_processes"] == "7"
     assert sub["accelerate"]["gpu_ids"] == "0,1,2,3,4,5,6"
-    sent = json.loads(sub["cmd"][-1].split("=", 1)[1])
-    assert sent["train"] == config["train"]  # the fingerprint's settings: no port in them
-    assert sent["runtime"]["vllm_server_base_url"] == "http://127.0.0.1:45678"
-    assert sent["runtime"]["vllm_group_port"] not in (45678, int(got["--main_process_port"]))
+    sent = sent_run(sub)
+    assert sent == run and sent.params() == run.params()  # no server address in them
+    assert sent.server_url == "http://127.0.0.1:45678" and run.server_url is None
+    assert sent.group_port not in (45678, int(got["--main_process_port"]))
 
 
 def test_server_with_one_training_process_runs_it_on_the_first_gpu(calls):

@@ -15,8 +15,10 @@ from tests.unit.train.test_train import _parity, _short_config
 
 def _train(config, ref, records, out, steps):
     from grpo_repro.train.grpo import train
+    from grpo_repro.train.run_settings import grpo_run
 
-    return train(config, "grpo", 0, str(ref), records, out, steps, reward_fn=_parity)
+    run = grpo_run(config, "grpo", 0)
+    return train(run, str(ref), records, out, steps, reward_fn=_parity)
 
 
 def _weights(path):
@@ -95,7 +97,7 @@ def test_evaluation_of_a_lost_checkpoint_says_how_to_recover(
     """Evaluation names the checkpoint and the recovery (after deleting it as told, the
     next attempt failed with HFValidationError)."""
     from grpo_repro.config import eval_settings
-    from grpo_repro.evaluate.run import run_eval_job
+    from grpo_repro.evaluate.job import run_eval_job
 
     ref, _ = tiny_policy
     step = tmp_path / "grpo" / "seed_0" / "checkpoints" / "step_4"

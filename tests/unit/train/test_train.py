@@ -9,8 +9,9 @@ import torch
 from grpo_repro import config as cfg
 from grpo_repro.train.args import grpo_args, per_device_batch
 from grpo_repro.train.checkpoints import complete_trl_checkpoint
+from grpo_repro.train.run_settings import grpo_run
 from grpo_repro.train.schedule import checkpoint_steps, total_steps
-from grpo_repro.train.variants import paper_advantage, trl_settings
+from grpo_repro.train.trl_variant import paper_advantage, trl_settings
 from tests.helpers import ROOT
 
 MAPPING = [  # variant, advantage -> scale_rewards, sync_ref_model, paper rescale
@@ -36,21 +37,21 @@ def test_variant_mapping(variant, adv, scale, sync, paper):
 @pytest.mark.parametrize("variant", ["grpo", "mirror", "dr_grpo", "mirror_dr"])
 def test_loss_aggregation_is_the_config_key_for_every_variant(default_config, tmp_path, variant):
     """grpo vs dr_grpo isolates the advantage: the token aggregation is train.loss_type for all."""
-    kwargs, _ = grpo_args(default_config, variant, 0, tmp_path, 10)
+    kwargs, _ = grpo_args(grpo_run(default_config, variant, 0), tmp_path, 10)
     assert kwargs["loss_type"] == default_config["train"]["loss_type"] == "grpo"
     other = {**default_config, "train": {**default_config["train"], "loss_type": "dr_grpo"}}
-    assert grpo_args(other, variant, 0, tmp_path, 10)[0]["loss_type"] == "dr_grpo"
+    assert grpo_args(grpo_run(other, variant, 0), tmp_path, 10)[0]["loss_type"] == "dr_grpo"
 
 
 @pytest.mark.parametrize("estimator,corrected", [("k3", False), ("k3_ratio", True)])
 def test_kl_estimator_key(default_config, tmp_path, estimator, corrected):
     config = {**default_config, "train": {**default_config["train"], "kl_estimator": estimator}}
-    kwargs, extra = grpo_args(config, "grpo", 0, tmp_path, 10)
+    kwargs, extra = grpo_args(grpo_run(config, "grpo", 0), tmp_path, 10)
     assert kwargs["use_bias_correction_kl"] is corrected and extra["kl_estimator"] == estimator
 
 
 def test_grpo_seed_is_the_run_seed(default_config, tmp_path):
-    kwargs, _ = grpo_args(default_config, "grpo", 7, tmp_path, 10)
+    kwargs, _ = grpo_args(grpo_run(default_config, "grpo", 7), tmp_path, 10)
     assert kwargs["seed"] == kwargs["data_seed"] == 7 != default_config["seed"]
 
 
@@ -85,7 +86,7 @@ def test_batch_arithmetic_and_schedule():
 
 
 def test_every_hyperparameter_explicit(default_config, tmp_path):
-    kwargs, extra = grpo_args(default_config, "grpo", 0, tmp_path, 10)
+    kwargs, extra = grpo_args(grpo_run(default_config, "grpo", 0), tmp_path, 10)
     for key in (
         "beta",
         "loss_type",
@@ -178,9 +179,8 @@ def test_short_grpo_run(tiny_policy, default_config, tmp_path):
 
     ref, records = tiny_policy
     config = _short_config(default_config, max_steps=4)
-    summary = train(
-        config, "grpo", 0, str(ref), records, tmp_path / "run", [0, 2, 4], reward_fn=_parity
-    )
+    run = grpo_run(config, "grpo", 0)
+    summary = train(run, str(ref), records, tmp_path / "run", [0, 2, 4], reward_fn=_parity)
     assert summary["global_step"] == 4
     import pandas as pd
 
@@ -207,9 +207,11 @@ class Interrupt(Exception):
         ("mirror", 4, 5, True),
     ],
 )
-def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant, save_steps, stop_at, fast):
+def test_resume_is_exact(
+    tiny_policy, default_config, tmp_path, capsys, variant, save_steps, stop_at, fast
+):
     """A run interrupted after a TRL checkpoint and resumed ends with the same weights as an
-    uninterrupted run."""
+    uninterrupted run; its log says where each start began."""
     from safetensors.torch import load_file
     from transformers import TrainerCallback
 
@@ -226,9 +228,7 @@ def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant, save_st
 
     def run(out, callbacks=()):
         return train(
-            config,
-            variant,
-            0,
+            grpo_run(config, variant, 0),
             str(ref),
             records,
             out,
@@ -241,8 +241,11 @@ def test_resume_is_exact(tiny_policy, default_config, tmp_path, variant, save_st
     with pytest.raises(Interrupt):
         run(tmp_path / "cut", [StopAt()])
     assert not (tmp_path / "cut" / "checkpoints" / "step_8").exists()
+    assert "starting from pi_ref" in capsys.readouterr().out
     summary = run(tmp_path / "cut")
     assert summary["resumed_from"].endswith(f"checkpoint-{stop_at - 1}")
+    out = capsys.readouterr().out
+    assert f"resuming from {summary['resumed_from']} (step {stop_at - 1})" in out, out
     a = load_file(tmp_path / "straight" / "checkpoints" / "step_8" / "model.safetensors")
     b = load_file(tmp_path / "cut" / "checkpoints" / "step_8" / "model.safetensors")
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -262,11 +265,11 @@ def test_rerun_never_trains_on_top_of_another_pi_ref(tiny_policy, default_config
     shutil.copytree(tiny, ref)
     config = _short_config(default_config)
     out = tmp_path / "run"
-    first = train(config, "grpo", 0, str(ref), records, out, [0, 2], reward_fn=_parity)
+    first = train(grpo_run(config, "grpo", 0), str(ref), records, out, [0, 2], reward_fn=_parity)
     old = load_file(out / "checkpoints" / "step_2" / "model.safetensors")
     weights = load_file(ref / "model.safetensors")
     save_file({k: v + 0.01 for k, v in weights.items()}, ref / "model.safetensors")
-    second = train(config, "grpo", 0, str(ref), records, out, [0, 2], reward_fn=_parity)
+    second = train(grpo_run(config, "grpo", 0), str(ref), records, out, [0, 2], reward_fn=_parity)
     assert first["resumed_from"] is None and second["resumed_from"] is None
     assert second["global_step"] == 2
     new = load_file(out / "checkpoints" / "step_2" / "model.safetensors")
@@ -283,9 +286,9 @@ def test_rerun_of_a_finished_run_takes_no_extra_step(tiny_policy, default_config
     ref, records = tiny_policy
     config = _short_config(default_config)
     out = tmp_path / "run"
-    train(config, "grpo", 0, str(ref), records, out, [0, 2], reward_fn=_parity)
+    train(grpo_run(config, "grpo", 0), str(ref), records, out, [0, 2], reward_fn=_parity)
     before = load_file(out / "checkpoints" / "step_2" / "model.safetensors")
-    again = train(config, "grpo", 0, str(ref), records, out, [0, 2], reward_fn=_parity)
+    again = train(grpo_run(config, "grpo", 0), str(ref), records, out, [0, 2], reward_fn=_parity)
     assert again["resumed_from"].endswith("checkpoint-2") and again["global_step"] == 2
     after = load_file(out / "checkpoints" / "step_2" / "model.safetensors")
     assert all(torch.equal(before[k], after[k]) for k in before)

@@ -9,6 +9,7 @@ import pytest
 from trl import GRPOConfig
 
 from grpo_repro.train.args import grpo_args
+from grpo_repro.train.run_settings import grpo_run
 
 #: fields left at TRL's default, each with the reason it cannot change the loss or the samples
 REVIEWED = {
@@ -173,7 +174,7 @@ REVIEWED = {
 
 
 def test_every_loss_or_sampling_field_is_set_or_reviewed(default_config, tmp_path):
-    kwargs, _ = grpo_args(default_config, "grpo", 0, tmp_path, 10)
+    kwargs, _ = grpo_args(grpo_run(default_config, "grpo", 0), tmp_path, 10)
     fields = {f.name for f in dataclasses.fields(GRPOConfig) if f.init}
     unreviewed = sorted(fields - set(kwargs) - set(REVIEWED))
     assert not unreviewed, (
@@ -186,7 +187,7 @@ def test_every_loss_or_sampling_field_is_set_or_reviewed(default_config, tmp_pat
 
 
 def test_loss_relevant_fields_have_the_papers_values(default_config, tmp_path):
-    kwargs, _ = grpo_args(default_config, "grpo", 0, tmp_path, 10)
+    kwargs, _ = grpo_args(grpo_run(default_config, "grpo", 0), tmp_path, 10)
     assert kwargs["beta"] == 0.1 and kwargs["loss_type"] == "grpo"
     assert kwargs["epsilon"] == kwargs["epsilon_high"] == 0.2 and kwargs["delta"] is None
     assert kwargs["entropy_coef"] == 0.0 and kwargs["neftune_noise_alpha"] is None
@@ -196,7 +197,7 @@ def test_loss_relevant_fields_have_the_papers_values(default_config, tmp_path):
 
 def test_colocate_leaves_the_server_fields_at_trls_defaults(default_config, tmp_path):
     """The default configuration's GRPOConfig is unchanged by the server fields it now states."""
-    kwargs, _ = grpo_args(default_config, "grpo", 0, tmp_path, 10)
+    kwargs, _ = grpo_args(grpo_run(default_config, "grpo", 0), tmp_path, 10)
     defaults = {f.name: f.default for f in dataclasses.fields(GRPOConfig)}
     assert kwargs["use_vllm"] is False and kwargs["vllm_mode"] == "colocate"
     for name in ("vllm_server_base_url", "vllm_group_port", "vllm_server_timeout"):
@@ -204,17 +205,18 @@ def test_colocate_leaves_the_server_fields_at_trls_defaults(default_config, tmp_
     assert kwargs["report_to"] == []
 
 
-def paper_settings(**runtime):
+def paper_run(**runtime):
+    """The paper configuration's grpo run, with runtime fields (server_url, group_port, ...)."""
     from grpo_repro import config as cfg
     from tests.helpers import ROOT
 
-    config = cfg.train_settings(cfg.load(ROOT / "config" / "paper.yaml"))
-    return {**config, "runtime": runtime} if runtime else config
+    run = grpo_run(cfg.load(ROOT / "config" / "paper.yaml"), "grpo", 0)
+    return dataclasses.replace(run, **runtime)
 
 
 def test_server_mode_connects_to_the_jobs_server(tmp_path):
-    runtime = {"vllm_server_base_url": "http://127.0.0.1:45678", "vllm_group_port": 45999}
-    kwargs, _ = grpo_args(paper_settings(**runtime), "grpo", 0, tmp_path, 10, devices=7)
+    runtime = {"server_url": "http://127.0.0.1:45678", "group_port": 45999}
+    kwargs, _ = grpo_args(paper_run(**runtime), tmp_path, 10, devices=7)
     assert kwargs["use_vllm"] is True and kwargs["vllm_mode"] == "server"
     assert kwargs["vllm_server_base_url"] == "http://127.0.0.1:45678"
     assert kwargs["vllm_group_port"] == 45999 and kwargs["vllm_server_timeout"] > 0
@@ -223,7 +225,7 @@ def test_server_mode_connects_to_the_jobs_server(tmp_path):
 
 def test_server_mode_without_a_server_is_refused(tmp_path):
     with pytest.raises(ValueError, match="train.vllm_mode server"):
-        grpo_args(paper_settings(), "grpo", 0, tmp_path, 10, devices=7)
+        grpo_args(paper_run(), tmp_path, 10, devices=7)
 
 
 @pytest.mark.parametrize(
@@ -231,9 +233,10 @@ def test_server_mode_without_a_server_is_refused(tmp_path):
     [({}, []), ({"report_to": "none"}, []), ({"report_to": "tensorboard"}, ["tensorboard"])],
 )
 def test_report_to(default_config, tmp_path, runtime, expect):
-    config = {**default_config, "runtime": runtime}
-    assert grpo_args(config, "grpo", 0, tmp_path, 10)[0]["report_to"] == expect
-    train = {**default_config["train"], "report_to": "wandb"}  # the train section's, else
-    assert grpo_args({**default_config, "train": train}, "grpo", 0, tmp_path, 10)[0][
-        "report_to"
-    ] == ["wandb"]
+    """The tracker is the run's runtime field report_to (the rule's resource, or the
+    configuration's train.report_to): it changes GRPOConfig's report_to, never the run."""
+    run = dataclasses.replace(grpo_run(default_config, "grpo", 0), **runtime)
+    assert grpo_args(run, tmp_path, 10)[0]["report_to"] == expect
+    train = {**default_config["train"], "report_to": "wandb"}  # the configuration's, else
+    wandb = grpo_run({**default_config, "train": train}, "grpo", 0)
+    assert grpo_args(wandb, tmp_path, 10)[0]["report_to"] == ["wandb"] and wandb == run

@@ -151,27 +151,28 @@ def test_two_kl_trains(micro_ref, fast):
 def test_alpha_reaches_two_kl_runs_only(micro_ref):
     """train.two_kl_alpha is in a two_kl run's settings, extras and resume fingerprint, never in a
     default variant's: changing it leaves their settings (params, fingerprint) and GRPOConfig."""
-    from grpo_repro import config as cfg
     from grpo_repro.train.args import grpo_args
     from grpo_repro.train.grpo import fingerprint
+    from grpo_repro.train.run_settings import grpo_run
 
     a = micro_config()
     b = micro_config()
     b["train"]["two_kl_alpha"] = 0.25
     for v in ("grpo", "mirror", "dr_grpo", "mirror_dr"):
-        sa, sb = cfg.train_settings(a, v), cfg.train_settings(b, v)
-        assert sa == sb == cfg.train_settings(a) and "two_kl_alpha" not in sa["train"]
-        assert grpo_args(sa, v, 0, "/tmp/x", 4) == grpo_args(sb, v, 0, "/tmp/x", 4)
-    ta, tb = cfg.train_settings(a, "two_kl"), cfg.train_settings(b, "two_kl")
-    assert ta["train"]["two_kl_alpha"] == 0.5 and tb["train"]["two_kl_alpha"] == 0.25
-    _, extra = grpo_args(tb, "two_kl", 0, "/tmp/x", 4)
+        sa, sb = grpo_run(a, v, 0), grpo_run(b, v, 0)
+        assert sa == sb and sa.params() == sb.params() and sa.train == grpo_run(a, "grpo", 0).train
+        assert "two_kl_alpha" not in sa.params()["train"] and sa.train.two_kl_alpha is None
+        assert grpo_args(sa, "/tmp/x", 4) == grpo_args(sb, "/tmp/x", 4)
+    ta, tb = grpo_run(a, "two_kl", 0), grpo_run(b, "two_kl", 0)
+    assert ta.params()["train"]["two_kl_alpha"] == 0.5 and tb.train["two_kl_alpha"] == 0.25
+    _, extra = grpo_args(tb, "/tmp/x", 4)
     assert extra["two_kl_alpha"] == 0.25 and extra["kl_weights"] == [0.25, 0.75]
-    kwargs, _ = grpo_args(ta, "two_kl", 0, "/tmp/x", 4)
-    assert kwargs == grpo_args(ta, "grpo", 0, "/tmp/x", 4)[0]  # TRL sees grpo's config
+    kwargs, _ = grpo_args(ta, "/tmp/x", 4)
+    assert kwargs == grpo_args(grpo_run(a, "grpo", 0), "/tmp/x", 4)[0]  # TRL sees grpo's config
 
-    def fp(settings, v):
-        return fingerprint(settings, v, 0, str(micro_ref), [0, 2], micro_records())
+    def fp(run):
+        return fingerprint(run, str(micro_ref), [0, 2], micro_records())
 
-    assert fp(ta, "two_kl") != fp(tb, "two_kl")
-    grpo = [fp(cfg.train_settings(c, "grpo"), "grpo") for c in (a, b)]
+    assert fp(ta) != fp(tb)
+    grpo = [fp(grpo_run(c, "grpo", 0)) for c in (a, b)]
     assert grpo[0] == grpo[1] and "two_kl_alpha" not in grpo[0]["train"]

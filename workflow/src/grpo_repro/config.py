@@ -2,8 +2,8 @@
 that name the culprit key, file and line, and the settings each job reads.
 
 The value checks (schema, renamed keys, cross-field rules) are grpo_repro.config_checks; `check()`
-runs them and names each culprit's file and line. The workflow (common.smk) calls `check()` before
-Snakemake's own `validate()`, so a bad key stops the run before any job is scheduled.
+runs them, names each culprit's file and line, and fills in the schema's defaults (as Snakemake's
+`validate()` would). The workflow (common.smk) calls it once, before any job is scheduled.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import yaml
 
-from grpo_repro import variants as reg
 from grpo_repro.config_checks import (  # noqa: F401 (load_schema, schema_file: this module's API)
     _MISSING,
     _dotted,
@@ -123,7 +123,25 @@ def check(config: dict, files: Iterable[str | Path] = ()) -> dict:
             for e in errors
         ]
         raise ConfigError("invalid configuration:\n" + "\n".join(lines))
+    fill_defaults(config, load_schema())
     return config
+
+
+def fill_defaults(config: dict, schema: dict) -> None:
+    """Set, in place, every key the configuration leaves out to its schema `default`, the way
+    Snakemake's validate(set_default=True) does (jsonschema's "properties" keyword extended to
+    setdefault each property that has a default before validating it)."""
+    base = jsonschema.Draft202012Validator
+    properties = base.VALIDATORS["properties"]
+
+    def set_defaults(validator, props, instance, sub):
+        if isinstance(instance, dict):
+            for name, prop in props.items():
+                if "default" in prop:
+                    instance.setdefault(name, prop["default"])
+        yield from properties(validator, props, instance, sub)
+
+    jsonschema.validators.extend(base, {"properties": set_defaults})(schema).validate(config)
 
 
 def located(
@@ -214,26 +232,6 @@ def eval_settings(config: dict) -> dict:
         "use_vllm": config["train"]["use_vllm"],
     }
     if config["eval"]["backend"] == "vllm":  # the other backends' settings never change
-        settings["vllm"] = dict(config["vllm"])
-    return settings
-
-
-def train_settings(config: dict, variant: str | None = None) -> dict:
-    """What a GRPO run of `variant` reads (its params and resume fingerprint): the data seed,
-    the train section without the list of GRPO seeds (adding a seed retrains only that seed),
-    without its speed-only keys (SPEED_ONLY: train.report_to reaches the run through
-    grpo_repro.train.launch.launch's `report_to`) and, unless `variant` is a two-KL variant
-    (Lemma 2, Thm 9), without train.two_kl_alpha (changing it retrains no other variant); and the
-    reward's answer mode; with train.use_vllm, the vllm section (where the engine runs)."""
-    two_kl = variant is not None and reg.get(variant).anchor == "two_kl"
-    drop = {"seeds"} if two_kl else {"seeds", "two_kl_alpha"}
-    train = {k: v for k, v in without_speed_only(config)["train"].items() if k not in drop}
-    settings = {
-        "seed": config["seed"],
-        "train": train,
-        "data": {"answer_mode": config["data"]["answer_mode"]},
-    }
-    if train["use_vllm"]:  # runs generating without vLLM never read it
         settings["vllm"] = dict(config["vllm"])
     return settings
 

@@ -1,7 +1,8 @@
 """The configuration's value checks (grpo_repro.config.check reports them with file and line):
 the JSON schema (schemas/config.schema.yaml: types, ranges, allowed names, with the variant names of
 the registry grpo_repro.variants filled in), keys renamed since, and the cross-field rules a schema
-cannot state (batch arithmetic of both layouts, the data source's files, the fixed-point steps).
+cannot state (the fixed-point steps, the eval splits, and, from grpo_repro.config_layout, the data
+source's files and the batch arithmetic of both layouts).
 Each check returns (key path, message[, related key paths]); nothing here reads a file's lines.
 """
 
@@ -20,6 +21,13 @@ import jsonschema
 import yaml
 
 from grpo_repro import variants as reg
+from grpo_repro.config_layout import (
+    batch_errors,
+    data_source,
+    size_errors,
+    source_errors,
+    vllm_errors,
+)
 
 SCHEMA_PATH = Path(str(resources.files("grpo_repro") / "schemas" / "config.schema.yaml"))
 
@@ -32,7 +40,7 @@ def load_schema() -> dict:
     trained = [v for v in reg.VARIANTS if v.trained]
     defs = schema["$defs"]
     defs["variant"]["enum"] = [v.name for v in trained]
-    defs["one_anchor"]["enum"] = [v.name for v in trained if v.anchor != "two_kl"]
+    defs["one_anchor"]["enum"] = [v.name for v in trained if not v.two_kl]
     alternation = "(" + "|".join(defs["variant"]["enum"]) + ")"
     defs["fp_kind"]["pattern"] = defs["fp_kind"]["pattern"].replace("{variant}", alternation)
     return schema
@@ -140,8 +148,9 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     data, model = config.get("data", {}), config.get("model", {})
     word_level = model.get("name_or_path") is None and org.get("tokenizer") == "word"
     tokenizer_keys = [["data", "source"], ["organism", "tokenizer"]]
-    found += _source_errors(data)
-    src = _source(data)
+    found += source_errors(data)
+    found += size_errors(data)
+    src = data_source(data)
     if src is not None and not src.word_level and word_level:
         found.append(
             (
@@ -185,8 +194,8 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 "resumed from a checkpoint must start at a fresh generation batch",
             )
         )
-    found += _batch_errors(train)
-    found += _vllm_errors(config)
+    found += batch_errors(train)
+    found += vllm_errors(config)
     fp = config.get("fixed_point", {})
     for name, change in {"": {}, **fp.get("factors", {})}.items():
         mu = change.get("num_iterations", train.get("num_iterations", 1))
@@ -241,89 +250,3 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     if pool is not None and n_train is not None and pool > n_train:
         found.append((["data", "train_pool"], f"must be <= data.n_train ({n_train})"))
     return found
-
-
-def _source(data: dict):
-    """The data source of data.source (grpo_repro.data.sources.SOURCES), None if unknown."""
-    from grpo_repro.data.sources import SOURCES
-
-    return SOURCES.get(data.get("source"))
-
-
-def _source_errors(data: dict) -> list[tuple]:
-    """A local path set for a source that reads no such file (the organism generates its
-    problems): the file would be ignored. An overlay applied without its base does this
-    (config/smoke.yaml's paths over config/config.yaml's organism)."""
-    src = _source(data)
-    if src is None:
-        return []
-    return [
-        (
-            ["data", key],
-            f"is set, but data.source {src.name} reads no local file (its keys: "
-            f"{', '.join(f'data.{k}' for k in src.path_keys.values()) or 'none'}): set "
-            "data.source to a source that reads it, or this key to null (config/smoke.yaml "
-            "applies on top of config/paper.yaml: --configfile config/paper.yaml "
-            "config/smoke.yaml)",
-            [["data", "source"]],
-        )
-        for key in ("train_path", "test_path")
-        if data.get(key) is not None and key not in src.path_keys.values()
-    ]
-
-
-def _batch_errors(train: dict) -> list[tuple]:
-    """The batch layout of GRPO training (grpo_repro.train.args.per_device_batch), in both
-    train.vllm_mode layouts: the prompts_per_step x G completions of an optimizer step split into
-    whole groups of G per training process and micro-step over train.devices processes x
-    train.grad_accum micro-steps, i.e. prompts_per_step is a multiple of devices x grad_accum
-    (the paper: 28 prompts = 7 devices x 4 micro-steps, 16 completions per device). The vLLM
-    server of vllm_mode server runs on an extra GPU and is not a training process."""
-    found = []
-    g = train.get("num_generations", 2)
-    prompts, accum, devices = (
-        train.get(k, 1) for k in ("prompts_per_step", "grad_accum", "devices")
-    )
-    server = train.get("use_vllm") and train.get("vllm_mode") == "server"
-    if prompts % (accum * devices):
-        extra = " (the vLLM server's GPU of vllm_mode server is extra, not one of them)"
-        found.append(
-            (
-                ["train", "prompts_per_step"],
-                f"{prompts} prompts x {g} completions (num_generations) do not split into whole "
-                f"groups of {g} per training process and micro-step over train.devices={devices} "
-                f"processes{extra if server else ''} x train.grad_accum={accum} micro-steps: "
-                f"prompts_per_step must be a multiple of devices x grad_accum = {accum * devices}",
-                [["train", "devices"], ["train", "grad_accum"]],
-            )
-        )
-    if train.get("vllm_mode") == "server" and not train.get("use_vllm"):
-        found.append(
-            (
-                ["train", "vllm_mode"],
-                "server starts a vLLM server on an extra GPU for generation, but train.use_vllm "
-                "is false (the training processes generate themselves): set train.use_vllm: true, "
-                "or train.vllm_mode: colocate",
-                [["train", "use_vllm"]],
-            )
-        )
-    return found
-
-
-def _vllm_errors(config: dict) -> list[tuple]:
-    """vLLM's CPU backend (vllm.platform: cpu) generates in colocate mode only: server mode's weight
-    sync (TRL's VLLMClient.init_communicator, vLLM's weight-transfer backends) needs CUDA devices."""
-    train = config.get("train", {})
-    on_cpu = config.get("vllm", {}).get("platform") == "cpu"
-    if on_cpu and train.get("use_vllm") and train.get("vllm_mode") == "server":
-        return [
-            (
-                ["train", "vllm_mode"],
-                "server needs GPUs, and vllm.platform is cpu: the trainer sends the weights to the "
-                "server over NCCL (TRL's VLLMClient.init_communicator, CUDA only); set "
-                "train.vllm_mode: colocate (a vLLM engine inside the training process) on a CPU, "
-                "or vllm.platform: cuda on a GPU node",
-                [["vllm", "platform"], ["train", "use_vllm"]],
-            )
-        ]
-    return []

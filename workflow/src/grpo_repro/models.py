@@ -117,7 +117,7 @@ def rollout_dtype(train: dict) -> str:
     true the training job's vLLM server is started with this dtype ("bfloat16" if train.bf16;
     grpo_repro.train.vllm_server), and TRL's colocated engine (train.vllm_mode colocate) too
     (grpo_repro.train.vllm_colocate; TRL alone would leave it at vLLM's "auto"). Evaluation's
-    eval.dtype: rollout samples with it (grpo_repro.evaluate.run.eval_dtype)."""
+    eval.dtype: rollout samples with it (grpo_repro.evaluate.job.eval_dtype)."""
     if train.get("use_vllm"):
         return "bfloat16" if train.get("bf16") else "float32"
     return "float32"

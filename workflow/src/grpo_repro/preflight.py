@@ -15,28 +15,31 @@ Where each check runs (workflow/rules/common.smk, `on_start`, and the GPU rules'
 The device facts (GPU count and name, bf16, torch's CUDA build, the NVIDIA driver) come from a
 short child process (`probe`: `python -m grpo_repro.preflight --probe` prints `facts()` as JSON),
 so the job's own process never initialises CUDA; when CUDA is unavailable the message says why
-(`no_cuda`: a CPU build of torch, no driver, or a driver too old for torch's CUDA build).
+(`no_cuda`: a CPU build of torch, no driver, or a driver too old for torch's CUDA build); those
+facts are gathered in grpo_repro.device_facts, and the hub is checked in grpo_repro.preflight_hub.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
 from grpo_repro import gpus
+from grpo_repro.device_facts import (  # proc_driver: re-exported for tests/unit/test_preflight.py
+    PROBE_TIMEOUT_S,
+    facts,
+    no_cuda,
+    proc_driver,  # noqa: F401
+)
+from grpo_repro.preflight_hub import hub_errors
 
-HUB_TIMEOUT_S = 15  # seconds to wait for the hub before calling it unreachable
-PROBE_TIMEOUT_S = 120  # seconds for the device probe's child (importing torch, CUDA start-up)
 PROBE_ARGS = ("-m", "grpo_repro.preflight", "--probe")  # the child that prints `facts()` as JSON
 SRC = str(
     Path(__file__).resolve().parents[1]
 )  # the directory holding grpo_repro (the child's path)
-# the oldest NVIDIA driver (major version) that runs each CUDA major version's torch wheels
-DRIVER_FOR_CUDA = {13: 580, 12: 525}
 
 
 class PreflightError(ValueError):
@@ -66,81 +69,6 @@ def probe() -> dict:
 
 def _probe_failed(why: str) -> dict:
     return {"count": 0, "error": f"the device probe (python {' '.join(PROBE_ARGS)}) failed: {why}"}
-
-
-def facts() -> dict:
-    """What torch says about CUDA here (count, name, bf16, torch, cuda_build) and the NVIDIA driver
-    version; this initialises CUDA, so it runs in the probe's child (`probe`)."""
-    found = {"count": 0, "driver": driver_version()}
-    try:
-        import torch
-    except ImportError as err:  # pragma: no cover - torch is a requirement
-        return {**found, "error": f"torch is not importable: {err}"}
-    found.update(torch=torch.__version__, cuda_build=torch.version.cuda)
-    if torch.cuda.is_available():
-        found.update(
-            count=torch.cuda.device_count(),
-            name=torch.cuda.get_device_name(0),
-            bf16=bool(torch.cuda.is_bf16_supported()),
-        )
-    return found
-
-
-def driver_version() -> str | None:
-    """The NVIDIA driver's version (nvidia-smi, else /proc/driver/nvidia/version), None if none."""
-    import subprocess
-
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=PROBE_TIMEOUT_S,
-        )
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.split()[0]
-    except (OSError, subprocess.SubprocessError):
-        pass
-    try:
-        return proc_driver(Path("/proc/driver/nvidia/version").read_text())
-    except OSError:
-        return None
-
-
-def proc_driver(text: str) -> str | None:
-    """The driver version in /proc/driver/nvidia/version's text ("... Kernel Module  580.65.06 ...")."""
-    match = re.search(r"Kernel Module\s+(?:for \S+\s+)?(\d+(?:\.\d+)+)", text)
-    return match.group(1) if match else None
-
-
-def no_cuda(found: dict) -> str:
-    """Why CUDA is unavailable, from the probe's facts: torch's CUDA build, the driver found, and
-    what to do (a CUDA build of torch; a driver new enough for it, or torch built for CUDA 12)."""
-    if "error" in found:
-        return found["error"]
-    torch_v, build, driver = found.get("torch"), found.get("cuda_build"), found.get("driver")
-    head = f"torch.cuda.is_available() is False (torch {torch_v}"
-    seen = f"NVIDIA driver {driver}" if driver else "no NVIDIA driver found"
-    if build is None:
-        return (
-            f"{head}, a CPU build: torch.version.cuda is None; {seen}): install a CUDA build of "
-            "torch (see README, GPU section)"
-        )
-    major = int(str(build).split(".")[0])
-    need = DRIVER_FOR_CUDA.get(major)
-    if driver is None:
-        return (
-            f"{head}, CUDA {build} build; {seen}): run on a machine with an NVIDIA GPU and driver"
-        )
-    if need and int(driver.split(".")[0]) < need:
-        older = ", or install torch built for CUDA 12" if major > 12 else ""
-        return (
-            f"{head}, CUDA {build} build; {seen}): CUDA {major} wheels need NVIDIA driver "
-            f">= {need}: update the driver{older} (see README, GPU section)"
-        )
-    return (
-        f"{head}, CUDA {build} build; {seen}): check the GPU (nvidia-smi) and CUDA_VISIBLE_DEVICES"
-    )
 
 
 def _about(found: dict) -> str:
@@ -278,64 +206,6 @@ def device_errors(config: dict) -> list[tuple[list, str]]:
     return found
 
 
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE") == "1"
-
-
-def hub_errors(config: dict) -> list[tuple[list, str]]:
-    """The hub model and dataset a run downloads are cached or reachable now (online runs; an
-    offline run's cache is checked when the workflow loads, grpo_repro.data.sets.check_sources)."""
-    from grpo_repro.models import is_local
-
-    found = []
-    model = config["model"]["name_or_path"]
-    if model is not None and not is_local(model) and not _offline():
-        from huggingface_hub import try_to_load_from_cache
-
-        if try_to_load_from_cache(model, "config.json") is None:
-            why = _unreachable("model", model)
-            if why:
-                found.append(
-                    (
-                        ["model", "name_or_path"],
-                        f"the hub model '{model}' is not in the local cache and cannot be "
-                        f"fetched ({why}): download it where the hub is reachable "
-                        f"(`huggingface-cli download {model} --local-dir models/...`) and set "
-                        "model.name_or_path to that directory",
-                    )
-                )
-    from grpo_repro.data.sources import source
-
-    data, src = config["data"], source(config)
-    hub_id = src.hub_id(data)
-    missing = [src.path_keys[split] for split, path in src.paths(data).items() if path is None]
-    if hub_id is not None and not _offline():
-        why = _unreachable("dataset", hub_id)
-        if why:
-            found.append(
-                (
-                    ["data", missing[0]],
-                    f"is null, so {src.title} comes from the hub dataset '{hub_id}' "
-                    f"(data.hub_id), which cannot be reached ({why}): set "
-                    + " and ".join(f"data.{k}" for k in missing)
-                    + f" to local JSONL files ({src.file_format})",
-                )
-            )
-    return found
-
-
-def _unreachable(kind: str, repo_id: str) -> str | None:
-    """None if the hub answers for `repo_id`, else why not."""
-    import huggingface_hub
-
-    info = huggingface_hub.model_info if kind == "model" else huggingface_hub.dataset_info
-    try:
-        info(repo_id, timeout=HUB_TIMEOUT_S)
-    except Exception as err:  # offline, DNS, proxy, 401/404, gated: all mean "cannot fetch"
-        return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}".strip()
-    return None
-
-
 def _raise(errors, files: Iterable[str | Path], config: dict, what: str) -> None:
     if not errors:
         return
@@ -363,6 +233,8 @@ def check_device(config: dict) -> None:
 
 
 if __name__ == "__main__":
+    # the probe's child (PROBE_ARGS) runs this module, not grpo_repro.device_facts, so that the
+    # command named in a failed probe's message stays the same
     if sys.argv[1:] == ["--probe"]:
         import json
 

@@ -9,10 +9,12 @@ A variant is fixed by two choices (docs/theory.md Sec. 2-3):
 * its advantage: mean + std, eq. (4), or mean only, A = r - p (Dr. GRPO, Sec. 5).
 
 Every stage reads this module: the PoS maps, the oracle and the fixed points (grpo_repro.dynamics),
-the trainer (grpo_repro.train.variants.trl_settings), the figures, the report's overlay, the
+the trainer (grpo_repro.train.trl_variant.trl_settings), the figures, the report's overlay, the
 fixed-point stage, style's colours and labels, and the config schema's variant names
 (grpo_repro.config.load_schema). A new variant is one more record in VARIANTS; lookups read
 VARIANTS at call time, so a test may extend it. Order matters: output files list the variants in it.
+Callers ask the record what its anchor implies (`ref_anchored`, `prev_anchored`, `two_kl`,
+`kl_terms`, `fixed_point_beta`, `kl_weights`) rather than compare anchor names.
 """
 
 from __future__ import annotations
@@ -36,6 +38,33 @@ class Variant:
         if self.anchor not in ANCHORS:
             raise ValueError(f"variant {self.name}: anchor {self.anchor!r} not one of {ANCHORS}")
 
+    @property
+    def ref_anchored(self) -> bool:
+        """Its KL anchor is pi_ref alone (grpo, dr_grpo: Thm 1-3): the map h, whose fixed points
+        predict a plateau."""
+        return self.anchor == "reference"
+
+    @property
+    def prev_anchored(self) -> bool:
+        """Its KL anchor is pi_{n-1} alone, the policy that sampled the batch (mirror: Thm 4-5):
+        logit p_n rises by >= 1/beta a step, no interior fixed point."""
+        return self.anchor == "previous"
+
+    @property
+    def two_kl(self) -> bool:
+        """It anchors on both pi_ref and pi_{n-1}, weights (alpha, 1 - alpha) (Lemma 2, Thm 9)."""
+        return self.anchor == "two_kl"
+
+    def kl_terms(self, log_ref, log_prev, alpha=None) -> list[tuple]:
+        """[(c_j, log anchor_j)] of beta sum_j c_j KL(pi || anchor_j) as the paper writes the
+        objective: (1, log pi_ref), (1, log pi_{n-1}), or both with weights alpha, 1 - alpha
+        (alpha as given, not validated: the caller's sweep value)."""
+        if self.ref_anchored:
+            return [(1.0, log_ref)]
+        if self.prev_anchored:
+            return [(1.0, log_prev)]
+        return [(alpha, log_ref), (1.0 - alpha, log_prev)]
+
     def fixed_point_beta(self, beta: float, alpha: float | None = None) -> float | None:
         """The beta of the pi_ref-anchored map h (same normalisation, plateau_base) whose fixed
         points are this variant's: beta for the pi_ref anchor (Thm 2-3); alpha beta for the two-KL
@@ -43,15 +72,15 @@ class Variant:
         Omega(p)/(alpha beta), with Delta_R = 0, the Renyi terms vanishing when pi_{n-1}'s
         success- and failure-conditionals are pi_ref's, as in the Gibbs tilt of pi_ref); None for
         the previous-policy anchor (no interior fixed point, Thm 5)."""
-        if self.anchor == "previous":
+        if self.prev_anchored:
             return None
-        return float(beta) * (self.kl_weights(alpha)[0] if self.anchor == "two_kl" else 1.0)
+        return float(beta) * (self.kl_weights(alpha)[0] if self.two_kl else 1.0)
 
     def kl_weights(self, alpha: float | None = None) -> tuple[float, float]:
         """(weight of KL(pi || pi_ref), weight of KL(pi || pi_{n-1})) of beta's KL term."""
-        if self.anchor == "reference":
+        if self.ref_anchored:
             return 1.0, 0.0
-        if self.anchor == "previous":
+        if self.prev_anchored:
             return 0.0, 1.0
         if alpha is None or not 0 < alpha < 1:
             raise ValueError("two-KL variants need alpha in (0, 1)")
@@ -89,9 +118,20 @@ def find(anchor: str, mean_only: bool) -> Variant:
     raise ValueError(f"no variant with anchor {anchor!r} and mean_only={mean_only}")
 
 
+def ref_anchored_variant(mean_only: bool = False) -> Variant:
+    """The first pi_ref-anchored variant with this normalisation: grpo (mean + std), dr_grpo
+    (mean only)."""
+    return find("reference", mean_only)
+
+
+def two_kl_variant(mean_only: bool = False) -> Variant:
+    """The first two-KL variant with this normalisation: two_kl (mean + std), two_kl_dr."""
+    return find("two_kl", mean_only)
+
+
 def plateau_base(name: str) -> Variant | None:
     """The reference-anchored variant whose fixed points p*, p*_G predict the plateau of `name`'s
     training run (same normalisation); None for the previous-policy anchor (no interior fixed
     point, p_n -> 1, Thm 5)."""
     v = get(name)
-    return None if v.anchor == "previous" else find("reference", v.mean_only)
+    return None if v.prev_anchored else ref_anchored_variant(v.mean_only)

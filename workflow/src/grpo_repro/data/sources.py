@@ -78,7 +78,8 @@ class Source:
         """{split: problems} of a file source (None: generated). A local file is read and
         validated in full (DataError naming file and line); the hub's sizes come from the
         dataset's metadata, and a hub that cannot answer is an error naming the split's path key
-        (a dry run, check_hub False, assumes the published sizes with a warning)."""
+        (check_hub False, as the workflow loads: the published sizes with a warning; the run's start
+        checks again with check_hub, grpo_repro.data.sizes.check_sizes)."""
         if self.generate is not None:
             return None
         data, out = config["data"], {}
@@ -93,7 +94,7 @@ class Source:
                     raise
                 print(
                     f"warning: {self.title} split sizes of '{data['hub_id']}' unknown (hub not "
-                    f"reachable); the dry run assumes the published {self.published[split]}",
+                    f"reachable); assuming the published {self.published[split]} (a run checks at start)",
                     file=sys.stderr,
                 )
                 out[split] = self.published[split]

@@ -8,7 +8,8 @@ H(x) = logit p_ref + Omega(sigma(x))/beta, they are the roots of F(x) = H(x) - x
 p(1-p) < 2 beta eps^{3/2} (there |H'| < 1), i.e. for |x| > log(1/(2 beta eps^{3/2})). Roots are
 bracketed by sign changes of F on a fine grid of the non-monotone window plus the two endpoints,
 near-tangent pairs are caught by refining every local extremum of F on the grid, and each bracket
-is refined with Brent's method. Residual |h(p*) - p*| <= 1e-12 (checked by the tests).
+is refined with Brent's method (dynamics.roots.all_roots). Residual |h(p*) - p*| <= 1e-12 (checked
+by the tests).
 
 Stability (Thm 6, Lemma 1): |h'(p*)| < 1, i.e. beta > B(p*); h'(p*) = H'(x*) (conjugation).
 `variant_fixed_points` gives the fixed points of the other variants' maps (Sec. 5, Thm 9).
@@ -29,17 +30,15 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq, minimize_scalar
 from scipy.special import expit
 
 from grpo_repro import variants as reg
 from grpo_repro.dynamics import finite_group as fg
 from grpo_repro.dynamics import maps as dyn
+from grpo_repro.dynamics.roots import all_roots
 
 #: grid points across the non-monotone window of F (spacing ~ window / N)
 DEFAULT_GRID = 4001
-#: two logits closer than this (relative) are the same point
-_SAME_X = 1e-9
 
 
 @dataclass(frozen=True)
@@ -105,53 +104,6 @@ def _grid(lo: float, hi: float, beta: float, eps: float, n: int, outer: int = 0)
     return g[(g >= lo) & (g <= hi)]
 
 
-def _roots(f_vec, f_scalar, grid: np.ndarray) -> list[float]:
-    """Every root of f on [grid[0], grid[-1]] bracketed by the grid (plus near-tangent pairs)."""
-    xs = np.asarray(grid, float)
-    fs = f_vec(xs)
-    # refine interior local extrema whose value does not change sign with its neighbours:
-    # a positive local min / negative local max may still cross 0 between grid points
-    d = np.diff(fs)
-    ext = (
-        np.where(
-            (np.sign(d[:-1]) * np.sign(d[1:]) < 0)
-            & (fs[:-2] * fs[1:-1] > 0)
-            & (fs[1:-1] * fs[2:] > 0)
-        )[0]
-        + 1
-    )
-    extra_x, extra_f = [], []
-    for i in ext:
-        sgn = 1.0 if fs[i] > 0 else -1.0
-        res = minimize_scalar(
-            lambda t: sgn * f_scalar(t),
-            bounds=(xs[i - 1], xs[i + 1]),
-            method="bounded",
-            options={"xatol": 1e-13},
-        )
-        if sgn * res.fun < 0:
-            extra_x.append(res.x)
-            extra_f.append(f_scalar(res.x))
-    if extra_x:
-        xs = np.concatenate([xs, extra_x])
-        fs = np.concatenate([fs, extra_f])
-        order = np.argsort(xs, kind="stable")
-        xs, fs = xs[order], fs[order]
-    roots = list(xs[fs == 0.0])
-    for i in np.where(fs[:-1] * fs[1:] < 0)[0]:
-        roots.append(
-            brentq(
-                f_scalar, xs[i], xs[i + 1], xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500
-            )
-        )
-    roots.sort()
-    out = []
-    for r in roots:
-        if not out or abs(r - out[-1]) > _SAME_X * (1 + abs(r)):
-            out.append(float(r))
-    return out
-
-
 def _boundary(p_ref: float) -> list[FixedPoint] | None:
     if p_ref <= 0.0:
         return [FixedPoint(0.0, -math.inf, 0.0, True, 0.0)]
@@ -192,7 +144,7 @@ def _fixed_points_group(beta: float, l_ref: float, eps: float, n_grid: int, g: i
         return l_ref + fg.omega_logit(x, g, eps) / beta - x
 
     out = []
-    for x in _roots(f, lambda t: float(f(t)), grid):
+    for x in all_roots(f, lambda t: float(f(t)), grid):
         hp = float(dyn.h_prime_logit(x, beta, eps, group_size=g))
         res = abs(float(expit(x + f(x))) - float(expit(x)))
         out.append(FixedPoint(float(expit(x)), float(x), hp, abs(hp) < 1.0, res))
@@ -204,7 +156,7 @@ def _fixed_points_logit(beta: float, l_ref: float, eps: float, n_grid: int) -> l
     round trip through p_ref)."""
     lo, hi = _bounds(l_ref, beta, eps)
     grid = _grid(lo, hi, beta, eps, n_grid)
-    roots = _roots(
+    roots = all_roots(
         lambda x: _H(x, l_ref, beta, eps) - x, lambda x: _H_scalar(x, l_ref, beta, eps) - x, grid
     )
     out = []
@@ -233,9 +185,9 @@ def variant_fixed_points(
     Delta_R/alpha)), derivative (1-alpha) + alpha h'. pi_{n-1} (mirror): none (p_n -> 1, Thm 5)."""
     beta, p_ref = float(beta), float(p_ref)
     v = reg.get(variant)  # dispatch on the record's anchor and normalisation
-    if v.anchor == "reference" and not v.mean_only:
+    if v.ref_anchored and not v.mean_only:
         return fixed_points(beta, p_ref, eps, n_grid)
-    if v.anchor == "previous":
+    if v.prev_anchored:
         raise ValueError(
             f"{variant}: no interior fixed point (logit p_n increases by >= 1/beta per step)"
         )
@@ -243,7 +195,7 @@ def variant_fixed_points(
     if bd is not None:
         return bd
     l_ref = math.log(p_ref) - math.log1p(-p_ref)
-    if v.anchor == "reference":  # mean-only
+    if v.ref_anchored:  # mean-only
         x = l_ref + 1.0 / beta
         return [FixedPoint(float(expit(x)), x, 0.0, True, 0.0)]
     if alpha is None or not 0 < alpha < 1:
@@ -277,7 +229,7 @@ def two_cycles(beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_GRID
         return _H_scalar(_H_scalar(x, l_ref, beta, eps), l_ref, beta, eps) - x
 
     cycles = []
-    for x in _roots(g_vec, g_scalar, grid):
+    for x in all_roots(g_vec, g_scalar, grid):
         y = _H_scalar(x, l_ref, beta, eps)
         if abs(y - x) <= 1e-7 * (1 + abs(x)):
             continue  # a fixed point of h

@@ -35,7 +35,7 @@ from grpo_repro.dynamics import finite_group as fg
 #: `step_logit` dispatches on the record's anchor and normalisation, read at call time
 VARIANTS = reg.names()
 #: variants whose KL anchor is pi_ref (the others anchor on pi_{n-1}, or on both for two_kl*)
-REF_ANCHORED = tuple(v.name for v in reg.VARIANTS if v.anchor == "reference")
+REF_ANCHORED = tuple(v.name for v in reg.VARIANTS if v.ref_anchored)
 #: variants with mean-only normalisation A = r - p (Dr. GRPO): Omega = 1
 MEAN_ONLY = tuple(v.name for v in reg.VARIANTS if v.mean_only)
 
@@ -186,9 +186,9 @@ def step_logit(variant, x_prev, p_ref, beta, eps, alpha=None, delta_r=0.0, group
     x_prev = np.asarray(x_prev, float)
     l_ref = _safe_logit(p_ref)
     incr = increment_logit(x_prev, beta, eps, group_size, mean_only=v.mean_only)
-    if v.anchor == "reference":
+    if v.ref_anchored:
         return _shift(l_ref, incr)
-    if v.anchor == "previous":
+    if v.prev_anchored:
         return _shift(x_prev, incr)
     if alpha is None or not np.all((np.asarray(alpha) > 0) & (np.asarray(alpha) < 1)):
         raise ValueError("two-KL variants need alpha in (0, 1)")
@@ -245,4 +245,4 @@ def recurrence(
 
 def iterate_h(p0, p_ref, beta, eps, n_iter):
     """p_{n+1} = h(p_n), n = 0..n_iter (Fig 5), from an arbitrary p0."""
-    return recurrence(reg.find("reference", False).name, p_ref, beta, eps, n_iter, p0=p0)
+    return recurrence(reg.ref_anchored_variant(False).name, p_ref, beta, eps, n_iter, p0=p0)

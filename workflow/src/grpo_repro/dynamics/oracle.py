@@ -135,10 +135,10 @@ def delta_r(
 
 def anchor_of(variant: str, log_pi_ref, log_pi_prev, alpha=None) -> np.ndarray:
     """log of the KL anchor of `variant` (its registry record's): pi_ref, pi_{n-1} or pibar."""
-    anchor = reg.get(variant).anchor
-    if anchor == "reference":
+    v = reg.get(variant)
+    if v.ref_anchored:
         return log_pi_ref
-    if anchor == "previous":
+    if v.prev_anchored:
         return log_pi_prev
     return two_kl_anchor(log_pi_ref, log_pi_prev, alpha)
 
@@ -171,7 +171,7 @@ def exact_iterations(
     two-KL)."""
     v = reg.get(variant)
     mean_only = v.mean_only
-    two_kl = v.anchor == "two_kl"
+    two_kl = v.two_kl
     log_pi = problem.log_pi_ref if log_pi0 is None else log_pi0
     out = np.empty((n_iter + 1,) + problem.shape)
     dr = np.zeros((n_iter, problem.shape[0]))
@@ -211,16 +211,6 @@ def scalar_pos(
 
 
 # ------------------------------------------------------------- independent optimiser (Newton)
-def _kl_terms(variant: str, log_pi_ref, log_pi_prev, alpha):
-    """[(coefficient, log anchor)] of beta * sum_j c_j KL(pi || anchor_j) as the paper writes it."""
-    anchor = reg.get(variant).anchor
-    if anchor == "reference":
-        return [(1.0, log_pi_ref)]
-    if anchor == "previous":
-        return [(1.0, log_pi_prev)]
-    return [(alpha, log_pi_ref), (1.0 - alpha, log_pi_prev)]
-
-
 def objective(pi: np.ndarray, adv: np.ndarray, kl_terms, beta: float) -> np.ndarray:
     """Per-prompt J(pi) = E_pi a - beta sum_j c_j KL(pi || anchor_j) (the paper's objective)."""
     with np.errstate(divide="ignore"):
@@ -287,7 +277,7 @@ def optimiser_iterations(
     for n in range(1, n_iter + 1):
         p_prev = pos(log_pi, problem.reward)
         adv = advantage_table(problem.reward, p_prev, eps, mean_only)
-        terms = _kl_terms(variant, problem.log_pi_ref, log_pi, alpha)
+        terms = reg.get(variant).kl_terms(problem.log_pi_ref, log_pi, alpha)
         log_pi = maximise_objective(adv, terms, beta, pi0=np.exp(log_pi))
         out[n] = log_pi
     return out

@@ -14,7 +14,7 @@ weights alpha, 1-alpha (two-KL).
 
 A group whose G rewards are all 0 or all 1 has p_hat in {0, 1} and A = 0: it carries no
 signal, only the KL term acts on it. The trajectories are compared with the exact iterates pi_n of
-grpo_repro.oracle by grpo_repro.dynamics.thm10: TV(pi~_n, pi_n), |p~_n - p_n| <= TV, the
+grpo_repro.dynamics.oracle by grpo_repro.dynamics.thm10: TV(pi~_n, pi_n), |p~_n - p_n| <= TV, the
 one-step errors delta_n = TV(pi~_n, T pi~_{n-1}), Thm 10's assumption and its conclusion
 limsup |p~_n - p*| <= 2 delta*, tested where the assumption holds.
 """
@@ -60,15 +60,6 @@ def group_advantage(r: np.ndarray, eps: float, mean_only: bool) -> tuple[np.ndar
     if mean_only:
         return centred, p_hat
     return centred / np.sqrt(p_hat * (1 - p_hat) + eps)[:, None], p_hat
-
-
-def _anchors(variant, log_ref, log_old, alpha):
-    anchor = reg.get(variant).anchor
-    if anchor == "reference":
-        return [(1.0, log_ref)]
-    if anchor == "previous":
-        return [(1.0, log_old)]
-    return [(alpha, log_ref), (1.0 - alpha, log_old)]
 
 
 def clipped_objective(ratio: np.ndarray, adv: np.ndarray, clip_eps: float | None) -> np.ndarray:
@@ -149,7 +140,7 @@ def run(problem: Problem, s: SGDSettings) -> dict:
         r = problem.reward[rows, idx]
         adv, p_hat = group_advantage(r, s.smoothing_eps, mean_only)
         degenerate[n] = np.mean(((p_hat == 0) | (p_hat == 1))[counted])
-        anchors = _anchors(s.variant, problem.log_pi_ref, log_old, s.alpha)
+        anchors = reg.get(s.variant).kl_terms(problem.log_pi_ref, log_old, s.alpha)
         n_clip = 0
         for _ in range(s.mu):
             _, grad, nc = surrogate(theta, idx, adv, log_old, anchors, s.beta, s.clip_eps, s.kl)

@@ -44,7 +44,7 @@ def orbit_limits(
     """Classify the orbit of h from p0 (default p_ref), broadcasting the inputs (variant: a
     pi_ref-anchored one, grpo or dr_grpo). Returns arrays: kind (str), a, b (fixed point:
     a = b = p*; two_cycle: a < b; not_converged: a = b = p_N)."""
-    if reg.get(variant).anchor != "reference":
+    if not reg.get(variant).ref_anchored:
         raise ValueError(f"{variant}: no fixed point from p_ref (its KL anchor is not pi_ref)")
     x = dyn.recurrence(
         variant, p_ref, beta, eps, n_iter, p0=p0, return_logits=True, group_size=group_size

@@ -169,8 +169,8 @@ def variant_dynamics(cfg: dict) -> dict:
     n_iter = int(cfg["n_iter"])
     rows = []
     n = np.arange(n_iter + 1)
-    one_anchor = [v.name for v in reg.VARIANTS if v.anchor != "two_kl"]
-    two_kl = [v.name for v in reg.VARIANTS if v.anchor == "two_kl"]
+    one_anchor = [v.name for v in reg.VARIANTS if not v.two_kl]
+    two_kl = [v.name for v in reg.VARIANTS if v.two_kl]
     for beta in cfg["variant_beta"]:
         for p_ref in cfg["variant_p_ref"]:
             for v in one_anchor:

@@ -18,8 +18,8 @@ from grpo_repro.dynamics import thm10
 def _oracle_runs(cfg: dict):
     """(variant, alpha) pairs of the oracle, in registry order (grpo_repro.variants): the one-anchor
     variants, then the two-KL ones at every alpha."""
-    runs = [(v.name, np.nan) for v in reg.VARIANTS if v.anchor != "two_kl"]
-    two_kl = [v.name for v in reg.VARIANTS if v.anchor == "two_kl"]
+    runs = [(v.name, np.nan) for v in reg.VARIANTS if not v.two_kl]
+    two_kl = [v.name for v in reg.VARIANTS if v.two_kl]
     return runs + [(v, float(a)) for v in two_kl for a in cfg["two_kl_alpha"]]
 
 
@@ -129,7 +129,7 @@ def oracle_exact(cfg: dict) -> dict:
                     tol=1e-12,
                 ),
             ]
-            if reg.get(variant).anchor == "two_kl":
+            if reg.get(variant).two_kl:
                 checks.append(_delta_r_check(prob, ex, lp0, variant, alpha, init))
     chk = pd.DataFrame(checks)
     chk["passed"] = chk["value"] <= chk["tol"]

@@ -182,13 +182,13 @@ def plot_variant_dynamics(inputs: dict, outputs: list) -> None:
     fig, axes = style.panel_grid(len(betas), len(p_refs), panel=(3.0, 2.4))
     alphas = sorted(df.alpha.dropna().unique())
     # the two-KL variants in shades of the mean+std one's colour (mean-only: dotted)
-    two_kl = [r for r in reg.VARIANTS if r.anchor == "two_kl"]
-    two_kl_color = reg.find("two_kl", mean_only=False).color
+    two_kl = [r for r in reg.VARIANTS if r.two_kl]
+    two_kl_color = reg.two_kl_variant(mean_only=False).color
     for i, beta in enumerate(betas):
         for j, p_ref in enumerate(p_refs):
             ax = axes[i, j]
             d = df[(df.beta == beta) & (df.p_ref == p_ref)]
-            for v in (r.name for r in reg.VARIANTS if r.anchor != "two_kl"):
+            for v in (r.name for r in reg.VARIANTS if not r.two_kl):
                 g = d[d.variant == v]
                 ax.plot(g.n, g.p, color=style.variant_color(v), label=style.variant_label(v))
             for v, ls in ((r.name, ":" if r.mean_only else "-") for r in two_kl):
@@ -251,7 +251,7 @@ def plot_p_star_group(inputs: dict, outputs: list) -> None:
     for row, (mean_only, pop, fin) in enumerate(
         ((False, "p_star", "p_star_g"), (True, "p_star_dr", "p_star_dr_g"))
     ):
-        v = reg.find("reference", mean_only).name  # grpo's p*, then Dr. GRPO's
+        v = reg.ref_anchored_variant(mean_only).name  # grpo's p*, then Dr. GRPO's
         colors = style.shades(style.variant_color(v), len(sizes), lo=0.4)
         for j, beta in enumerate(betas):
             ax = axes[row, j]

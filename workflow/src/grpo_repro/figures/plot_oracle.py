@@ -39,7 +39,7 @@ def plot_oracle_exact(inputs: dict, outputs: list) -> None:
             )
             o = h.groupby("n").l1_optimiser.max().dropna().clip(lower=floor)
             axes[0, 1].plot(o.index, o.values, color=color, ls=ls, lw=1)
-            if reg.get(v).anchor == "two_kl" and init == "perturbed":
+            if reg.get(v).two_kl and init == "perturbed":
                 dr = (
                     h[h.kind == "random"]
                     .groupby("n")

@@ -3,7 +3,7 @@
 One `Family` per figure family: its compute function (frames -> CSV), the `figures:` config keys
 that function reads, its plot function (CSV -> PNG + PDF) and its report caption. The rule file
 workflow/rules/figures.smk generates one compute rule and one plot rule per entry, so adding a
-figure is one entry here (plus its two functions). Functions are named as "module:function" of
+figure is one entry here, its two functions and its caption (workflow/report/). Functions are named as "module:function" of
 grpo_repro.figures and resolved only when run: a compute rule's code is its compute module alone,
 a plot rule's its plot module alone (restyling never reruns a compute rule).
 """
@@ -15,8 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from grpo_repro import io
-
-FIGURES = "results/figures"
 
 
 def tag(x) -> str:

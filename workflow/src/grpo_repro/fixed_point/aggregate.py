@@ -38,7 +38,7 @@ def linear_law(variant: str) -> bool:
     """Whether Sec. 5's linear law, logit p*_G = logit p_ref + (1 - 1/G)/beta, predicts the variant's
     plateau: its record anchors on pi_ref with the mean-only advantage (Dr. GRPO)."""
     v = reg.get(variant)
-    return v.anchor == "reference" and v.mean_only
+    return v.ref_anchored and v.mean_only
 
 
 def _matrix(g: pd.DataFrame, values) -> np.ndarray:

@@ -1,18 +1,17 @@
 """The fixed-point test in words and tables (Thm 2-3 at the population and at finite group size G;
 Sec. 5's linear law for dr_grpo; the study's aims), written from aggregate.summary_table only:
 `study_markdown` (results/fixed_point/<study>/summary.md) and `overview` (results/fixed_point/
-summary.md, every study)."""
+summary.md, every study). The sections of the groups and factors studies and of the tabular
+control are fixed_point.markdown_studies; the cells' number formats fixed_point.cells."""
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 import pandas as pd
 
 from grpo_repro import variants as reg
 from grpo_repro.fixed_point.aggregate import AIM_ABS, AIM_FLOOR, AIM_RATIO, linear_law
-from grpo_repro.fixed_point.runs import LONG
+from grpo_repro.fixed_point.cells import ci, fmt, pct
+from grpo_repro.fixed_point.markdown_studies import factor_lines, group_lines, tabular_lines
 
 LAW_SLOPE_TOL = 0.1  # the dr_grpo slope within 0.1 of 1
 LAW_INTERCEPT_TOL = 0.15  # and the intercept within 15% of (1 - 1/G)/beta
@@ -22,18 +21,6 @@ TITLES = {
     "groups": "Group-size sweep: the plateau against p*_G as G grows",
     "factors": "Factors: plain k3, mirror, and one training setting changed at a time",
 }
-
-
-def _f(x, fmt="{:.3f}") -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.format(x)
-
-
-def _ci(row, name, fmt="{:.3f}") -> str:
-    return f"{_f(row[name], fmt)} [{_f(row[f'{name}_lo'], fmt)}, {_f(row[f'{name}_hi'], fmt)}]"
-
-
-def _pct(x) -> str:
-    return _f(100 * x, "{:.0f}") + "%"
 
 
 def table(summary: pd.DataFrame) -> list[str]:
@@ -46,13 +33,13 @@ def table(summary: pd.DataFrame) -> list[str]:
     for _, r in summary.iterrows():
         lines.append(
             f"| {r['run']} | {r['beta']:g} | {int(r['G'])} | {int(r['n_seeds'])} x "
-            f"{int(r['n_prompts'])} | {_pct(r['share_converged'])} | {_ci(r, 'gap_pred')} | "
-            f"{_ci(r, 'gap_pred_G')} ({r['gap_pred_G_seeds']}) | {_f(r['floor_G'])} | "
-            f"{_ci(r, 'gap_stays')} | {_ci(r, 'gap_to_one')} | {_f(r['ratio_G'], '{:.2f}')} | "
-            f"{_ci(r, 'signed_pred_G', '{:+.3f}')} | {_f(r['spearman_pred_G'], '{:.2f}')} / "
-            f"{_f(r['spearman_p_ref'], '{:.2f}')} | {_f(r['beta_eff_median'], '{:.2f}')} / "
-            f"{_f(r['beta_eff_G_median'], '{:.2f}')} | {_f(r['kl_mean'])} / "
-            f"{_f(r['kl_gibbs_mean'])} |"
+            f"{int(r['n_prompts'])} | {pct(r['share_converged'])} | {ci(r, 'gap_pred')} | "
+            f"{ci(r, 'gap_pred_G')} ({r['gap_pred_G_seeds']}) | {fmt(r['floor_G'])} | "
+            f"{ci(r, 'gap_stays')} | {ci(r, 'gap_to_one')} | {fmt(r['ratio_G'], '{:.2f}')} | "
+            f"{ci(r, 'signed_pred_G', '{:+.3f}')} | {fmt(r['spearman_pred_G'], '{:.2f}')} / "
+            f"{fmt(r['spearman_p_ref'], '{:.2f}')} | {fmt(r['beta_eff_median'], '{:.2f}')} / "
+            f"{fmt(r['beta_eff_G_median'], '{:.2f}')} | {fmt(r['kl_mean'])} / "
+            f"{fmt(r['kl_gibbs_mean'])} |"
         )
     return lines
 
@@ -62,38 +49,40 @@ def verdict(r) -> str:
     if reg.plateau_base(r["variant"]) is None:  # the previous-policy anchor
         return (
             f"{r['run']}, beta {r['beta']:g}: no interior fixed point (Thm 5); gap to 1 "
-            f"{_f(r['gap_to_one'])}, {_pct(r['share_converged'])} of prompts converged."
+            f"{fmt(r['gap_to_one'])}, {pct(r['share_converged'])} of prompts converged."
         )
-    head = f"{r['run']}, beta {r['beta']:g}, G {int(r['G'])}: p*_G's mean gap {_f(r['gap_pred_G'])}"
+    head = (
+        f"{r['run']}, beta {r['beta']:g}, G {int(r['G'])}: p*_G's mean gap {fmt(r['gap_pred_G'])}"
+    )
     if r["aim_G"]:
         return (
-            f"{head} meets the aim (<= {_f(r['aim_gap_G'])} = max({AIM_ABS}, {AIM_FLOOR} x floor "
-            f"{_f(r['floor_G'])}), {_f(r['ratio_G'], '{:.2f}')} of the better baseline); p*'s "
-            f"gap is {_f(r['gap_pred'])}."
+            f"{head} meets the aim (<= {fmt(r['aim_gap_G'])} = max({AIM_ABS}, {AIM_FLOOR} x floor "
+            f"{fmt(r['floor_G'])}), {fmt(r['ratio_G'], '{:.2f}')} of the better baseline); p*'s "
+            f"gap is {fmt(r['gap_pred'])}."
         )
     over = r["gap_pred_G"] - r["aim_gap_G"]
     parts = []
     if over > 0:
         parts.append(
-            f"{_f(over, '{:.3f}' if over >= 1e-3 else '{:.1e}')} above the aim's "
-            f"{_f(r['aim_gap_G'])}"
+            f"{fmt(over, '{:.3f}' if over >= 1e-3 else '{:.1e}')} above the aim's "
+            f"{fmt(r['aim_gap_G'])}"
         )
     if not r["ratio_G"] < AIM_RATIO:
-        parts.append(f"{_f(r['ratio_G'], '{:.2f}')} of the better baseline (aim < 1/3)")
+        parts.append(f"{fmt(r['ratio_G'], '{:.2f}')} of the better baseline (aim < 1/3)")
     side = "below" if r["signed_pred_G"] < 0 else "above"
     best = min(r["gap_stays"], r["gap_to_one"])
     floor_ratio = r["floor_G"] / best if best > 0 else float("nan")
     why = (
-        f"the noise floor alone is {_f(floor_ratio, '{:.2f}')} of the better baseline, so even an "
+        f"the noise floor alone is {fmt(floor_ratio, '{:.2f}')} of the better baseline, so even an "
         "exact p*_G misses the ratio at these sample sizes"
         if floor_ratio >= AIM_RATIO
-        else f"beyond the noise floor ({_f(r['floor_G'])}) the gap is that residual, whose "
+        else f"beyond the noise floor ({fmt(r['floor_G'])}) the gap is that residual, whose "
         "measured cause the factors study gives (long runs, one setting at a time, the tabular "
         "control)"
     )
     return (
         f"{head} misses the aim: {'; '.join(parts)}; the plateau sits {side} p*_G by "
-        f"{_f(abs(r['signed_pred_G']))} on average (p*'s gap {_f(r['gap_pred'])}); {why}."
+        f"{fmt(abs(r['signed_pred_G']))} on average (p*'s gap {fmt(r['gap_pred'])}); {why}."
     )
 
 
@@ -117,9 +106,9 @@ def law_lines(summary: pd.DataFrame) -> list[str]:
         ok_i = abs(off) <= LAW_INTERCEPT_TOL
         inside = r["law_intercept_lo"] <= r["law_intercept_G"] <= r["law_intercept_hi"]
         out.append(
-            f"| {r['run']} | {r['beta']:g} | {int(r['G'])} | {_ci(r, 'law_slope')} | "
-            f"{_ci(r, 'law_intercept')} | {_f(r['law_intercept_G'])} | "
-            f"{_f(r['law_intercept_population'])} | {_ci(r, 'law_shift')} | "
+            f"| {r['run']} | {r['beta']:g} | {int(r['G'])} | {ci(r, 'law_slope')} | "
+            f"{ci(r, 'law_intercept')} | {fmt(r['law_intercept_G'])} | "
+            f"{fmt(r['law_intercept_population'])} | {ci(r, 'law_shift')} | "
             f"{'yes' if ok_s else 'no'} | {'yes' if ok_i else 'no'} ({off:+.1%}) | "
             f"{'yes' if inside else 'no'} |"
         )
@@ -148,114 +137,20 @@ def trajectory_lines(summary: pd.DataFrame) -> list[str]:
     ]
     for _, r in summary.iterrows():
         out.append(
-            f"| {r['run']} | {r['beta']:g} | {_f(r['beta_pred'], '{:g}')} | {r['trajectory']} | "
-            f"{_f(r['drop_max'])} | {'yes' if r['monotone'] else 'no'} |"
+            f"| {r['run']} | {r['beta']:g} | {fmt(r['beta_pred'], '{:g}')} | {r['trajectory']} | "
+            f"{fmt(r['drop_max'])} | {'yes' if r['monotone'] else 'no'} |"
         )
-    for _, r in summary[summary["variant"].map(lambda v: reg.get(v).anchor == "two_kl")].iterrows():
+    for _, r in summary[summary["variant"].map(lambda v: reg.get(v).two_kl)].iterrows():
         out += [
             "",
             f"{r['run']}, beta {r['beta']:g} (Thm 9: h_G's fixed point at alpha beta = "
-            f"{_f(r['beta_pred'], '{:g}')}, Delta_R = 0): an interior plateau, mean "
-            f"{_f(r['p_plateau_mean'])} against p*_G's {_f(r['p_pred_G_mean'])} (gap "
-            f"{_ci(r, 'gap_pred_G')}, p_ref's baseline {_f(r['gap_stays'])}); its trajectory "
+            f"{fmt(r['beta_pred'], '{:g}')}, Delta_R = 0): an interior plateau, mean "
+            f"{fmt(r['p_plateau_mean'])} against p*_G's {fmt(r['p_pred_G_mean'])} (gap "
+            f"{ci(r, 'gap_pred_G')}, p_ref's baseline {fmt(r['gap_stays'])}); its trajectory "
             + ("rises monotonically" if r["monotone"] else "is NOT monotone")
-            + f" (largest drop {_f(r['drop_max'])}).",
+            + f" (largest drop {fmt(r['drop_max'])}).",
         ]
     return out
-
-
-def group_lines(summary: pd.DataFrame) -> list[str]:
-    """The plateau ordered by G as p*_G orders it (one beta, grpo)."""
-    grpo = reg.find("reference", mean_only=False).name
-    rows = summary[summary["variant"] == grpo].sort_values("G")
-    if rows["G"].nunique() < 2:
-        return []
-    ordered_pred = rows["p_pred_G_mean"].is_monotonic_increasing
-    ordered = rows["p_plateau_mean"].is_monotonic_increasing
-    sizes = " < ".join(str(int(g)) for g in rows["G"])
-    return [
-        "",
-        f"### Order by G (G = {sizes})",
-        "",
-        "Mean plateau: "
-        + ", ".join(f"G {int(r['G'])}: {_f(r['p_plateau_mean'])}" for _, r in rows.iterrows())
-        + "; mean p*_G: "
-        + ", ".join(f"{_f(r['p_pred_G_mean'])}" for _, r in rows.iterrows())
-        + f"; mean p*: {_f(rows['p_pred_mean'].iloc[0])}. p*_G "
-        + ("rises" if ordered_pred else "does not rise")
-        + " with G, and the plateaus "
-        + ("are ordered the same way." if ordered == ordered_pred else "are NOT ordered so."),
-    ]
-
-
-def factor_lines(summary: pd.DataFrame) -> list[str]:
-    """Each changed setting against the base run of its kind at the same beta: does it move the
-    plateau toward p*_G? A `long` run (the convergence check): how much doubling the steps moves
-    the mean plateau, beside the gap reported."""
-    rows = summary[~summary["setting"].isin(["base"]) & ~summary["setting"].str.match(r"G\d+")]
-    out = []
-    for _, r in rows.iterrows():
-        kind = r["run"].removesuffix(f"_{r['setting']}")
-        b = summary[(summary["run"] == kind) & (summary["beta"] == r["beta"])]
-        if b.empty:
-            continue
-        b = b.iloc[0]
-        toward = abs(b["signed_pred_G"]) - abs(r["signed_pred_G"])
-        half = (r["signed_pred_G_hi"] - r["signed_pred_G_lo"]) / 2
-        if toward > half:
-            said = f"moves the plateau toward p*_G by {_f(toward)}"
-        elif toward < -half:
-            said = f"moves the plateau away from p*_G by {_f(-toward)}"
-        else:
-            said = f"no measurable change ({_f(abs(toward))} within its interval's +-{_f(half)})"
-        if r["setting"] == LONG:
-            moved = r["p_plateau_mean"] - b["p_plateau_mean"]
-            said += (
-                f"; the mean plateau moves by {_f(moved, '{:+.3f}')} from steps "
-                f"{b['plateau_steps']} to {r['plateau_steps']}, "
-                + ("less" if abs(moved) < b["gap_pred_G"] else "NOT less")
-                + f" than the gap reported ({_f(b['gap_pred_G'])})"
-            )
-        out.append(
-            f"- {kind} {r['setting']} (beta {r['beta']:g}): plateau - p*_G "
-            f"{_ci(r, 'signed_pred_G', '{:+.3f}')} vs {_f(b['signed_pred_G'], '{:+.3f}')} at base "
-            f"(gap {_f(r['gap_pred_G'])} vs {_f(b['gap_pred_G'])}): {said}."
-        )
-    return ["", "### One factor at a time", "", *out] if out else []
-
-
-def tabular_lines(tabular: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
-    """The tabular control (fixed_point.tabular) beside the language model's base run of the same
-    variant and beta: the gap the update leaves by itself, and what the model adds."""
-    out = []
-    for (variant, beta), t in tabular.groupby(["variant", "beta"], sort=False):
-        signed = float((t["p_tabular"] - t["p_pred_G"]).mean())
-        gap = float((t["p_tabular"] - t["p_pred_G"]).abs().mean())
-        sd = float(np.sqrt((t["logit_sd"] ** 2).mean()))
-        b = summary[(summary["run"] == f"{variant}_k3_ratio") & (summary["beta"] == beta)]
-        lm = "no base run to compare with"
-        if not b.empty:
-            b = b.iloc[0]
-            lm = (
-                f"the language model's {_f(b['signed_pred_G'], '{:+.3f}')} "
-                f"[{_f(b['signed_pred_G_lo'], '{:+.3f}')}, {_f(b['signed_pred_G_hi'], '{:+.3f}')}]"
-                f" (logit sd {_f(b['logit_sd'], '{:.2f}')} over its last three checkpoints): "
-                + (
-                    "the update and its sampling noise do not explain the model's gap; "
-                    f"{_f(b['signed_pred_G'] - signed, '{:+.3f}')} is what a parametric policy "
-                    "over token sequences, shared across prompts, adds"
-                    if b["signed_pred_G_hi"] < signed or b["signed_pred_G_lo"] > signed
-                    else "the model's gap is within what the update leaves by itself"
-                )
-            )
-        out.append(
-            f"- {variant}, beta {beta:g}, G {int(t['G'].iloc[0])}: a free per-prompt policy "
-            f"trained by the same sampled update ({len(t)} prompts at their measured p_ref, Adam "
-            f"lr {t['lr'].iloc[0]:g}, {int(t['n_iter'].iloc[0])} batches) ends at plateau - p*_G "
-            f"{_f(signed, '{:+.3f}')} (mean |gap| {_f(gap)}, logit sd {_f(sd, '{:.2f}')}), vs "
-            f"{lm}."
-        )
-    return ["", "### Tabular control: the same update on a free per-prompt policy", "", *out]
 
 
 def study_markdown(

@@ -67,7 +67,7 @@ def _runs(kinds, settings, betas, seeds, base_g, alpha) -> list[Run]:
     for kind in kinds:
         variant, kl = kind.split("/")
         a = None
-        if reg.get(variant).anchor == "two_kl":
+        if reg.get(variant).two_kl:
             if alpha is None:
                 raise ValueError(f"fixed-point run kind {kind}: a two-KL run needs alpha")
             a = float(alpha)
@@ -102,7 +102,7 @@ def tabular_variants(fp: dict) -> list[str]:
     alone (the previous-policy anchor has no plateau, Thm 5; the tabular update has no two-KL
     term)."""
     kinds = [k.split("/")[0] for k in fp["runs"]]
-    return [v for v in dict.fromkeys(kinds) if reg.get(v).anchor == "reference"]
+    return [v for v in dict.fromkeys(kinds) if reg.get(v).ref_anchored]
 
 
 def table(fp: dict, base_g: int, alpha: float | None = None) -> dict[str, Run]:
@@ -125,26 +125,26 @@ def steps(fp: dict, run: Run) -> list[int]:
     return checkpoint_steps(fp, long=run.long)
 
 
-def train_settings(base: dict, fp: dict, run: Run) -> dict:
-    """What one run's training reads: `base` (the default runs' training settings: seed, train,
-    data) with the run's beta, KL estimator, seed, G and alpha (two-KL runs), the sweep's steps,
-    learning rate and prompts per step, on the pool (many epochs), then a factor's keys."""
+def train_overrides(fp: dict, run: Run) -> dict:
+    """The train keys one run changes over the default runs' (grpo_repro.train.run_settings.
+    grpo_run's train_overrides; its GRPO seed is the run's): the run's beta, KL estimator, G
+    and alpha (two-KL runs), the sweep's steps, learning rate and prompts per step (null: the
+    default runs'), on the pool (many epochs), then a factor's keys."""
     train = {
-        **base["train"],
         "beta": run.beta,
         "kl_estimator": run.kl,
         "learning_rate": fp["learning_rate"],
-        "prompts_per_step": fp["prompts_per_step"] or base["train"]["prompts_per_step"],
         "max_steps": steps(fp, run)[-1],
         "save_steps": fp["save_steps"],
         "on_pool": True,
-        "seeds": [run.seed],
         "num_generations": run.group_size,
     }
+    if fp["prompts_per_step"] is not None:
+        train["prompts_per_step"] = fp["prompts_per_step"]
     if run.alpha is not None:
         train["two_kl_alpha"] = run.alpha
     train.update(fp["factors"].get(run.setting, {}))
-    return {**base, "train": train}
+    return train
 
 
 def eval_settings(base: dict, fp: dict, name: str) -> dict:

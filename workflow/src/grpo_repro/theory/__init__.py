@@ -44,6 +44,8 @@ from . import (  # noqa: F401
     numerics_edges,
     numerics_orbits,
     numerics_oracle,
+    numerics_thm10,
+    numerics_stationary,
 )
 
 # isort: on

@@ -4,7 +4,7 @@ of the same section: theory.finite_group).
 
 - fg.brute_force_weights (numeric): w+_G, w-_G (whitened and mean-only) equal a brute-force
   enumeration of the 2^G reward vectors of a group (G = 2..10), each sample's advantage computed
-  by the trainer's own function (grpo_repro.train.variants.paper_advantage, on torch tensors);
+  by the trainer's own function (grpo_repro.train.trl_variant.paper_advantage, on torch tensors);
 - fg.oracle_stationary (numeric): on a free softmax policy over K = 3-4 outcomes the expected GRPO
   gradient (the expectation over all K^G groups computed exactly, G = 4-6, advantages from each
   group's own statistics by paper_advantage, stop-gradient, plus beta grad KL(pi || pi_ref), the
@@ -33,11 +33,11 @@ from .finite_group import BRUTE_MAX_G, DISCRIMINATION, SEC
 
 def trainer_advantages(reward: np.ndarray, eps: float, mean_only: bool) -> np.ndarray:
     """Advantages of groups (rows of `reward`, shape (n, G)) as the trainer computes them: TRL's
-    A0 = r - mean of the group, rescaled by grpo_repro.train.variants.paper_advantage (eq. 4 at the
+    A0 = r - mean of the group, rescaled by grpo_repro.train.trl_variant.paper_advantage (eq. 4 at the
     group's own p_hat, biased spread) unless mean_only (Dr. GRPO: TRL's scale_rewards none)."""
     import torch
 
-    from grpo_repro.train.variants import paper_advantage
+    from grpo_repro.train.trl_variant import paper_advantage
 
     r = torch.as_tensor(reward, dtype=torch.float64)
     adv0 = (r - r.mean(dim=1, keepdim=True)).reshape(-1)

@@ -1,36 +1,34 @@
 """GRPOConfig of a run (Sec. 2 objective, Sec. 6 experiment) with every hyperparameter explicit:
 TRL's defaults drifted from the paper (beta=0, loss_type=dapo, ...), so nothing is inherited.
 
-Settings of one launch that never change results travel in the configuration's `runtime` section
-(RUNTIME, written by grpo_repro.train.launch.launch): the experiment tracker (train.report_to) and,
-in vllm_mode server, the address of the job's vLLM server. The resume fingerprint
-(grpo_repro.train.grpo.fingerprint) reads the train section only, so neither invalidates a resume.
+grpo_args reads one run (grpo_repro.train.run_settings.GRPORun): its train settings
+(`run.train.beta`, ...), variant and GRPO seed, and its runtime fields, which never change
+results: the experiment tracker (`run.report_to`, train.report_to) and, in vllm_mode server, the
+address of the job's vLLM server (`run.server_url`, `run.group_port`, set by
+grpo_repro.train.launch.launch). The resume fingerprint (grpo_repro.train.grpo.fingerprint) reads
+the result-relevant fields only, so neither invalidates a resume.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from grpo_repro.train.variants import trl_settings
+from grpo_repro.train.trl_variant import trl_settings
 
-RUNTIME = "runtime"  # the configuration section of launch-only settings (module docstring)
+if TYPE_CHECKING:
+    from grpo_repro.train.run_settings import GRPORun
+
 SERVER_TIMEOUT_S = 240.0  # TRL client wait for the server (its default; serve() saw it healthy)
 GROUP_PORT = 51216  # TRL's default weight-sync port, used only in server mode (launch picks one)
 
 
-def uses_server(train: dict) -> bool:
+def uses_server(train) -> bool:
     """vLLM generation on a server of its own (train.vllm_mode server, with train.use_vllm)."""
     return bool(train["use_vllm"]) and train.get("vllm_mode", "colocate") == "server"
 
 
-def report_to(config: dict) -> list[str]:
-    """GRPOConfig's report_to of train.report_to (none: [], no tracker): from the runtime section
-    (RUNTIME) that grpo_repro.train.launch.launch writes, else the train section."""
-    name = config.get(RUNTIME, {}).get("report_to", config["train"].get("report_to", "none"))
-    return [] if name == "none" else [name]
-
-
-def per_device_batch(train: dict, devices: int) -> int:
+def per_device_batch(train, devices: int) -> int:
     """Completions per device per micro-step: prompts_per_step * G / (grad_accum * devices)."""
     total = train["prompts_per_step"] * train["num_generations"]
     per = total // (train["grad_accum"] * devices)
@@ -44,30 +42,27 @@ def per_device_batch(train: dict, devices: int) -> int:
 
 
 def grpo_args(
-    config: dict,
-    variant: str,
-    seed: int,
+    run: GRPORun,
     work_dir: str | Path,
     total_steps: int,
     devices: int = 1,
     use_cpu: bool = True,
 ) -> tuple[dict, dict]:
-    """(GRPOConfig kwargs, extra settings) with every hyperparameter explicit."""
-    train = config["train"]
-    settings = trl_settings(variant, train["advantage"], train.get("two_kl_alpha"))
-    runtime = config.get(RUNTIME, {})
-    if uses_server(train) and not runtime.get("vllm_server_base_url"):
+    """(GRPOConfig kwargs, extra settings) of `run` with every hyperparameter explicit."""
+    train, variant = run.train, run.variant
+    settings = trl_settings(variant, train.advantage, train.two_kl_alpha)
+    if uses_server(train) and not run.server_url:
         raise ValueError(
-            "train.vllm_mode server: no vLLM server address in the configuration's runtime "
-            "section; launch the run with grpo_repro.train.launch.launch, which starts the server"
+            "train.vllm_mode server: the run has no vLLM server address (run.server_url); "
+            "launch the run with grpo_repro.train.launch.launch, which starts the server"
         )
     kwargs = dict(
         output_dir=str(work_dir),
         # optimisation (AdamW: TRL's and transformers' default, stated)
         optim="adamw_torch_fused",
         optim_args=None,
-        learning_rate=train["learning_rate"],
-        lr_scheduler_type=train["lr_schedule"],
+        learning_rate=train.learning_rate,
+        lr_scheduler_type=train.lr_schedule,
         warmup_steps=0,
         weight_decay=0.0,
         adam_beta1=0.9,
@@ -80,18 +75,18 @@ def grpo_args(
         max_steps=total_steps,
         num_train_epochs=1,
         per_device_train_batch_size=per_device_batch(train, devices),
-        gradient_accumulation_steps=train["grad_accum"],
-        steps_per_generation=train["grad_accum"],
+        gradient_accumulation_steps=train.grad_accum,
+        steps_per_generation=train.grad_accum,
         # the paper's objective (Sec. 2)
-        beta=train["beta"],
-        use_bias_correction_kl=train["kl_estimator"]
+        beta=train.beta,
+        use_bias_correction_kl=train.kl_estimator
         == "k3_ratio",  # k3 x pi/pi_old: grad KL(pi || pi_ref)
-        epsilon=train["clip_eps"],
-        epsilon_high=train["clip_eps"],
+        epsilon=train.clip_eps,
+        epsilon_high=train.clip_eps,
         delta=None,  # no upper clip of the ratio for negative advantages (two-sided clipping only)
-        num_iterations=train["num_iterations"],
-        num_generations=train["num_generations"],
-        loss_type=train["loss_type"],
+        num_iterations=train.num_iterations,
+        num_generations=train.num_generations,
+        loss_type=train.loss_type,
         scale_rewards=settings["scale_rewards"],
         sync_ref_model=settings["sync_ref_model"],
         ref_model_mixup_alpha=settings["ref_model_mixup_alpha"],
@@ -108,8 +103,8 @@ def grpo_args(
         cast_lm_head_to_fp32=False,
         router_aux_loss_coef=None,  # dense models: no MoE auxiliary loss
         # generation
-        max_completion_length=train["max_completion_length"],
-        temperature=train["temperature"],
+        max_completion_length=train.max_completion_length,
+        temperature=train.temperature,
         top_p=1.0,
         top_k=0,
         min_p=None,
@@ -120,30 +115,30 @@ def grpo_args(
         use_transformers_continuous_batching=False,
         use_transformers_paged=False,
         chat_template_kwargs=None,  # prompts are rendered strings (grpo_repro.data.prompts)
-        use_vllm=train["use_vllm"],
+        use_vllm=train.use_vllm,
         # colocate: vLLM inside each training process | server: the job's vLLM server on its own
         # GPU (grpo_repro.train.vllm_server), which generates for every process (TRL's main
         # process gathers the prompts, asks the server, and scatters the completions)
-        vllm_mode=train["vllm_mode"],
-        vllm_server_base_url=runtime.get("vllm_server_base_url"),  # None: unused (colocate)
-        vllm_group_port=int(runtime.get("vllm_group_port", GROUP_PORT)),
+        vllm_mode=train.vllm_mode,
+        vllm_server_base_url=run.server_url,  # None: unused (colocate)
+        vllm_group_port=int(GROUP_PORT if run.group_port is None else run.group_port),
         vllm_server_timeout=SERVER_TIMEOUT_S,
         # no importance-sampling correction between vLLM's sampler and the policy (the paper's TRL had
         # none; it would reweight the loss silently when use_vllm is on)
         vllm_importance_sampling_correction=False,
         # bookkeeping
-        seed=int(seed),  # the GRPO seed (train.seeds): sampling and the order of prompts
-        data_seed=int(seed),
+        seed=int(run.seed),  # the GRPO seed (train.seeds): sampling and the order of prompts
+        data_seed=int(run.seed),
         shuffle_dataset=True,
         logging_steps=1,
         save_strategy="steps",
-        save_steps=train["save_steps"],
+        save_steps=train.save_steps,
         save_total_limit=1,
-        report_to=report_to(config),  # train.report_to: logging only, never the loss
+        report_to=[] if run.report_to == "none" else [run.report_to],  # logging only
         disable_tqdm=False,
         log_completions=False,
         use_cpu=use_cpu,
-        bf16=train["bf16"],
+        bf16=train.bf16,
         fp16=False,
         tf32=None,
         torch_compile=False,
@@ -156,13 +151,13 @@ def grpo_args(
     )
     extra = {
         "variant": variant,
-        "kl_estimator": train["kl_estimator"],
-        "advantage": train["advantage"],
+        "kl_estimator": train.kl_estimator,
+        "advantage": train.advantage,
         "paper_advantage": settings["paper_advantage"],
-        "smoothing_eps": train["smoothing_eps"] if settings["paper_advantage"] else None,
+        "smoothing_eps": train.smoothing_eps if settings["paper_advantage"] else None,
         "devices": devices,
     }
     if "kl_weights" in settings:  # two-KL variants only: the other variants' settings never change
-        extra["two_kl_alpha"] = float(train["two_kl_alpha"])
+        extra["two_kl_alpha"] = float(train.two_kl_alpha)
         extra["kl_weights"] = list(settings["kl_weights"])
     return kwargs, extra

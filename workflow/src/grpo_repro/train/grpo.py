@@ -2,16 +2,20 @@
 explicit (TRL's defaults drifted from the paper: beta=0, loss_type=dapo).
 
 The trainers (TRL subclasses, imported lazily in build_trainer): grpo_repro.train.trainer
-(PaperGRPOTrainer: the paper's eq. (4) advantage, grpo_repro.train.variants.paper_advantage) and
+(PaperGRPOTrainer: the paper's eq. (4) advantage, grpo_repro.train.trl_variant.paper_advantage) and
 grpo_repro.train.fast (FastGRPOTrainer, config key train.fast_step).
 
+Every function takes one run (grpo_repro.train.run_settings.GRPORun: variant, GRPO seed, train
+settings, ...), built once by the rule and handed down unchanged to grpo_repro.train.args.grpo_args.
 Checkpoints and resume: grpo_repro.train.checkpoints; the GRPOConfig: grpo_repro.train.args.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grpo_repro import io
 from grpo_repro.gpus import vllm_platform
@@ -29,13 +33,14 @@ from grpo_repro.train.checkpoints import (
 )
 from grpo_repro.train.vllm_colocate import colocated_engine
 
+if TYPE_CHECKING:
+    from grpo_repro.train.run_settings import GRPORun
+
 
 def build_trainer(
     model,
     tokenizer,
-    config: dict,
-    variant: str,
-    seed: int,
+    run: GRPORun,
     records: list[dict],
     work_dir: str | Path,
     max_step: int,
@@ -46,8 +51,8 @@ def build_trainer(
     fast: dict | None = None,
     **overrides,
 ):
-    """The GRPO trainer of (`variant`, GRPO seed `seed`) on `records` as a run configures it: the
-    GRPOConfig of grpo_args (plus `overrides`), the reward in data.answer_mode (or `reward_fn`),
+    """The GRPO trainer of `run` on `records` as the run configures it: the GRPOConfig of
+    grpo_args (plus `overrides`), the reward in data.answer_mode (or `reward_fn`),
     the paper advantage; `model` is put in train mode. fast: None = the project's trainer with
     TRL's step (PaperGRPOTrainer), a dict = FastGRPOTrainer with these options.
     Returns (trainer, GRPOConfig, the extra settings of grpo_args)."""
@@ -56,7 +61,7 @@ def build_trainer(
 
     from grpo_repro.reward import make_reward_fn
 
-    kwargs, extra = grpo_args(config, variant, seed, work_dir, max_step, devices, use_cpu)
+    kwargs, extra = grpo_args(run, work_dir, max_step, devices, use_cpu)
     args = GRPOConfig(**{**kwargs, **overrides})
     data = Dataset.from_dict(
         {"prompt": [r["prompt"] for r in records], "gold": [r["gold"] for r in records]}
@@ -66,12 +71,12 @@ def build_trainer(
     trainer_cls = PaperGRPOTrainer if fast is None else FastGRPOTrainer
     model.train()
     # train.vllm_mode colocate: TRL's engine in the rollout dtype, on vllm.platform (vllm_colocate)
-    with colocated_engine(config["train"], vllm_platform(config)):
+    with colocated_engine(run.train, vllm_platform(run.sections)):
         trainer = trainer_cls(
             model=model,
             args=args,
             train_dataset=data,
-            reward_funcs=[reward_fn or make_reward_fn(config["data"]["answer_mode"])],
+            reward_funcs=[reward_fn or make_reward_fn(run.answer_mode)],
             processing_class=tokenizer,
             callbacks=list(callbacks),
             **({} if fast is None else {"fast_options": fast}),
@@ -83,9 +88,7 @@ def build_trainer(
 
 
 def train(
-    config: dict,
-    variant: str,
-    seed: int,
+    run: GRPORun,
     ref_path: str,
     records: list[dict],
     out_dir: str | Path,
@@ -95,7 +98,7 @@ def train(
     reward_fn=None,
     callbacks=(),
 ) -> dict:
-    """Run GRPO for `variant` with GRPO seed `seed` from pi_ref on `records` (prompt, gold).
+    """Run GRPO `run` (its variant, with its GRPO seed) from pi_ref on `records` (prompt, gold).
     Resumes from the newest complete TRL checkpoint written under the same fingerprint (settings,
     prompts, pi_ref's weights, training code, library versions); anything else starts from pi_ref.
     reward_fn: TRL reward function; default the answer checker in mode data.answer_mode.
@@ -108,7 +111,7 @@ def train(
     out_dir = Path(out_dir)
     work_dir, ckpt_dir = out_dir / "work", out_dir / "checkpoints"
     state = PartialState(cpu=use_cpu)
-    fp = fingerprint(config, variant, seed, ref_path, steps, records)
+    fp = fingerprint(run, ref_path, steps, records)
     if state.is_main_process:
         reset_if_changed(out_dir, fp)
     state.wait_for_everyone()  # every process sees the same work/ before choosing where to resume
@@ -123,6 +126,12 @@ def train(
             print(f"[train] {ckpt_dir}/step_{s}: {why}; retrained from step {done}", flush=True)
         drop_trl_checkpoints_after(work_dir, done)
         drop_checkpoints_after(ckpt_dir, done)  # a step_N newer than the resumed state is redone
+        # the log says where the run starts: a resumed run from its TRL checkpoint, else pi_ref
+        when = time.strftime("%Y-%m-%d %H:%M:%S")
+        if resume is None:
+            print(f"[train] {when}: starting from pi_ref ({ref_path}) at step 0", flush=True)
+        else:
+            print(f"[train] {when}: resuming from {resume} (step {done})", flush=True)
     state.wait_for_everyone()
     marker_file = Path(ref_path) / "organism.json"
     marker = json.loads(marker_file.read_text()) if marker_file.exists() else None
@@ -130,9 +139,7 @@ def train(
     trainer, args, extra = build_trainer(
         model,
         tokenizer,
-        config,
-        variant,
-        seed,
+        run,
         records,
         work_dir,
         steps[-1],
@@ -143,7 +150,7 @@ def train(
             make_checkpoint_callback(ckpt_dir, set(steps[1:]), tokenizer, marker),
             *callbacks,
         ],
-        fast={} if config["train"]["fast_step"] else None,
+        fast={} if run.train.fast_step else None,
     )
     final_log = work_dir / FINAL_LOG
     if done < steps[-1]:
@@ -164,7 +171,7 @@ def train(
         raise RuntimeError(f"training finished without checkpoints for steps {missing}")
     return {
         **extra,
-        "seed": seed,
+        "seed": run.seed,
         "grpo_config": args.to_dict(),  # every field, set or inherited from TRL's defaults
         "fingerprint": fp,
         "resumed_from": resume,
@@ -173,9 +180,10 @@ def train(
     }
 
 
-def fingerprint(config, variant, seed, ref_path, steps, records) -> dict:
+def fingerprint(run: GRPORun, ref_path, steps, records) -> dict:
     """What a run's TRL state depends on: a resume is only taken from state written under the same
-    fingerprint (settings, prompts, pi_ref's weights, the training code, library versions)."""
+    fingerprint (settings, prompts, pi_ref's weights, the training code, library versions). The
+    run's runtime fields (tracker, server address) are not in it."""
     import hashlib
 
     from grpo_repro import provenance
@@ -189,11 +197,11 @@ def fingerprint(config, variant, seed, ref_path, steps, records) -> dict:
     prompts = hashlib.sha256(json.dumps([[r["prompt"], r["gold"]] for r in records]).encode())
     ref = str(ref_path)
     return {
-        "variant": variant,
-        "seed": int(seed),
+        "variant": run.variant,
+        "seed": int(run.seed),
         "steps": list(steps),
-        "train": {k: v for k, v in config["train"].items() if k != "seeds"},  # this run: `seed`
-        "answer_mode": config["data"]["answer_mode"],
+        "train": dict(run.train),  # no train.seeds (this run: `seed`), no report_to
+        "answer_mode": run.answer_mode,
         "prompts_sha256": prompts.hexdigest(),
         "ref": ref,
         "ref_weights_sha256": model_hash(ref) if is_local(ref) else None,
@@ -203,9 +211,7 @@ def fingerprint(config, variant, seed, ref_path, steps, records) -> dict:
 
 
 def run(
-    config: dict,
-    variant: str,
-    seed: int,
+    run: GRPORun,
     ref: str,
     prompts_path: str,
     n_epoch_prompts: int,
@@ -213,7 +219,7 @@ def run(
     run_json: str,
     threads: int = 1,
 ) -> dict:
-    """The rule train_grpo, in each launched process: train (`variant`, `seed`) on the prompt set
+    """The rule train_grpo, in each launched process: train `run` on the prompt set
     at `prompts_path` and (rank 0) write the run record run.json (settings, timing, provenance)."""
     import os
     import time
@@ -229,17 +235,20 @@ def run(
     if use_cpu:
         torch.set_num_threads(threads)
     records = read_prompts(prompts_path)
-    steps = checkpoint_steps(config["train"], n_epoch_prompts)
+    steps = checkpoint_steps(run.train, n_epoch_prompts)
     t0 = time.time()
-    summary = train(
-        config, variant, seed, ref, records, out_dir, steps, devices=devices, use_cpu=use_cpu
-    )
+    summary = train(run, ref, records, out_dir, steps, devices=devices, use_cpu=use_cpu)
     summary["seconds"] = time.time() - t0
     summary["seconds_per_step"] = summary["seconds"] / max(1, steps[-1])
     if int(os.environ.get("RANK", "0")) == 0:
         io.write_json(
             run_json,
-            {"stage": "train_grpo", **summary, **provenance.record(config, inputs=[prompts_path])},
+            {
+                "stage": "train_grpo",
+                **summary,
+                # `config`: the run's settings as the sections they come from (the report's)
+                **provenance.record(run.config_record(), inputs=[prompts_path]),
+            },
         )
     keys = ("variant", "seed", "steps", "seconds", "seconds_per_step")
     print(json.dumps({k: summary[k] for k in keys}))

@@ -12,13 +12,17 @@ that moment (grpo_repro.gpus.free_port), so simultaneous jobs never race for acc
 The paper's layout (train.vllm_mode server, with train.use_vllm): the job holds train.devices + 1
 GPUs; the last one runs the vLLM server (grpo_repro.train.vllm_server.serve) for the whole run and
 the first train.devices ones the training processes.
+
+The run's settings travel as one object (grpo_repro.train.run_settings.GRPORun): the in-process
+run gets it, launched processes its JSON (`--run-json`, runtime fields included); the server's
+address is put on it here (dataclasses.replace), never in its result-relevant fields.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
+import dataclasses
 import os
 import subprocess
 import sys
@@ -28,10 +32,10 @@ from pathlib import Path
 
 import yaml
 
-from grpo_repro import config as cfg
 from grpo_repro.gpus import free_port
-from grpo_repro.train.args import RUNTIME, uses_server
-from grpo_repro.train.grpo import run
+from grpo_repro.train.args import uses_server
+from grpo_repro.train.grpo import run as run_grpo
+from grpo_repro.train.run_settings import GRPORun
 
 SERVER_LOG = "vllm_server.log"  # the vLLM server's output, in the run's directory
 ACCEL_FILE = "accelerate_config.yaml"  # accelerate_config's file, in a temporary directory
@@ -126,9 +130,7 @@ def _layout(train: dict, gpu_ids: list[str] | None) -> tuple[list[str] | None, s
 
 
 def launch(
-    config: dict,
-    variant: str,
-    seed: int,
+    run: GRPORun,
     ref: str,
     prompts: str,
     n_epoch_prompts: int,
@@ -136,58 +138,41 @@ def launch(
     run_json: str,
     threads: int = 1,
     gpu_ids: list[str] | None = None,
-    report_to: str | None = None,
 ) -> None:
-    """Train (`variant`, `seed`): in this process when train.devices is 1 and no vLLM server
-    runs, else in processes of its own (`command`). gpu_ids: the physical devices the job holds
-    (None or [] on a CPU; CUDA_VISIBLE_DEVICES already names them). report_to: train.report_to
-    (a speed-only key, config.SPEED_ONLY, so not in the run's settings; default the train
-    section's, else none). In vllm_mode server the job's vLLM server runs for the whole body."""
-    train = config["train"]
-    devices = int(train["devices"])
-    report_to = report_to or train.get("report_to") or "none"
-    # what the run reads: its settings less the speed-only keys (so never in the resume
-    # fingerprint), and this launch's own settings in the runtime section (args.RUNTIME)
-    config = cfg.without_speed_only(config)
-    runtime = {} if report_to == "none" else {"report_to": report_to}
+    """Train `run` (run.json written at `run_json`): in this process when train.devices is 1 and
+    no vLLM server runs, else in processes of its own (`command`). gpu_ids: the physical devices
+    the job holds (None or [] on a CPU; CUDA_VISIBLE_DEVICES already names them). The tracker is
+    the run's runtime field report_to. In vllm_mode server the job's vLLM server runs for the
+    whole body, its address put on the run (runtime fields: never in the fingerprint)."""
+    train = run.train
+    devices = int(train.devices)
     train_ids, server_gpu = _layout(train, list(gpu_ids or []) or None)
     if devices == 1 and server_gpu is None:
         # the in-process rendezvous (accelerate's state, a colocated vLLM engine's group) on a port
         # free now: accelerate's fixed 29500 would collide with a simultaneous job's
         os.environ.setdefault("MASTER_PORT", str(free_port()))
-        run(
-            _with(config, runtime),
-            variant,
-            seed,
-            ref,
-            prompts,
-            n_epoch_prompts,
-            out,
-            run_json,
-            threads,
-        )
+        run_grpo(run, ref, prompts, n_epoch_prompts, out, run_json, threads)
         return
     with contextlib.ExitStack() as stack:
         if server_gpu is not None:
-            runtime.update(stack.enter_context(_server(config["train"], ref, out, server_gpu)))
+            url, port = stack.enter_context(_server(train, ref, out, server_gpu))
+            run = dataclasses.replace(run, server_url=url, group_port=port)
         args = {
-            "variant": variant,
-            "seed": seed,
             "ref": ref,
             "prompts": prompts,
             "n_epoch_prompts": n_epoch_prompts,
             "out": out,
             "run": run_json,
             "threads": threads,
-            "config_json": json.dumps(_with(config, runtime)),
+            "run_json": run.to_json(),  # the run's settings and runtime fields
         }
         port, config_file = None, None
         if devices > 1:
             port = free_port()
             config_file = Path(stack.enter_context(tempfile.TemporaryDirectory()), ACCEL_FILE)
-            accel = accelerate_config(devices, port, train_ids, bool(train["bf16"]))
+            accel = accelerate_config(devices, port, train_ids, bool(train.bf16))
             config_file.write_text(yaml.safe_dump(accel, sort_keys=False))
-        cmd = command(devices, args, train_ids, port, bool(train["bf16"]), config_file)
+        cmd = command(devices, args, train_ids, port, bool(train.bf16), config_file)
         env = launch_env(os.environ)
         if train_ids:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(train_ids)  # never the server's device
@@ -222,17 +207,11 @@ def run_processes(cmd: list[str], env: dict, grace_s: float = 60.0) -> None:
         raise subprocess.CalledProcessError(rc, cmd)
 
 
-def _with(config: dict, runtime: dict) -> dict:
-    """`config` with the runtime section (args.RUNTIME) when it holds anything: a launch with
-    neither a tracker nor a server passes the run's settings unchanged."""
-    return {**config, RUNTIME: runtime} if runtime else config
-
-
 @contextlib.contextmanager
-def _server(train: dict, ref: str, out: str, gpu: str) -> Iterator[dict]:
+def _server(train, ref: str, out: str, gpu: str) -> Iterator[tuple[str, int]]:
     """The job's vLLM server on device `gpu` for the body (vllm_server.serve: pi_ref's weights,
-    in the dtype of the rollouts, grpo_repro.models.rollout_dtype); yields the runtime settings
-    of GRPOConfig (its base URL, a free port for TRL's weight-sync group)."""
+    in the dtype of the rollouts, grpo_repro.models.rollout_dtype); yields the run's runtime
+    fields server_url and group_port (its base URL, a free port for TRL's weight-sync group)."""
     from grpo_repro.models import rollout_dtype
     from grpo_repro.train import vllm_server
 
@@ -242,27 +221,23 @@ def _server(train: dict, ref: str, out: str, gpu: str) -> Iterator[dict]:
         group_port = free_port()
         while group_port == server_port:
             group_port = free_port()
-        yield {"vllm_server_base_url": url, "vllm_group_port": group_port}
+        yield url, group_port
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--variant", required=True)
-    ap.add_argument("--seed", type=int, required=True, help="GRPO seed (train.seeds)")
     ap.add_argument("--ref", required=True, help="pi_ref: local directory or hub id")
     ap.add_argument("--prompts", required=True, help="JSONL of records with prompt and gold")
     ap.add_argument("--n-epoch-prompts", type=int, required=True, help="prompts in one epoch")
     ap.add_argument("--out", required=True, help="results/train/<variant>/seed_<seed>")
     ap.add_argument(
-        "--config-json", required=True, help="the configuration sections training reads"
+        "--run-json", required=True, help="the run's settings (GRPORun.to_json, runtime included)"
     )
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--run", required=True, help="run.json written on success")
     a = ap.parse_args(argv)
-    run(
-        json.loads(a.config_json),
-        a.variant,
-        a.seed,
+    run_grpo(
+        GRPORun.from_json(a.run_json),
         a.ref,
         a.prompts,
         a.n_epoch_prompts,

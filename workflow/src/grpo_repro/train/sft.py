@@ -69,7 +69,7 @@ def compact_lm_head():
     """Score only the positions that have labels in TRL's fused LM head, on CPU too: the same
     loss, about 1.3x faster SFT steps (workflow/benchmarks/bench_train.py).
 
-    TRL's fused head (trl.trainer.utils.add_fused_lm_head, utils.py l.1642-1660 in TRL 1.16)
+    TRL 1.16's fused head (trl.trainer.utils.add_fused_lm_head)
     scores every position on devices without Triton (`compact = _use_triton(...)`) although
     completion-only SFT needs the completion positions only (labels != -100); the prompt
     positions are scored and then zeroed. Patching the module-level `_use_triton` makes it take

@@ -1,6 +1,6 @@
 """Per-token log-probs of GRPO completions with each distinct prompt computed once (the fast
-training step, config key train.fast_step; the quantity TRL's `_get_per_token_logps_and_entropies`
-returns, trl/trainer/grpo_trainer.py l.1419-1508 in TRL 1.16.0).
+training step, config key train.fast_step; the quantity TRL 1.16's
+`GRPOTrainer._get_per_token_logps_and_entropies` returns).
 
 TRL runs the whole [left-padded prompt ; right-padded completion] of every row through the model
 and scores every position. Here: (a) each DISTINCT prompt goes through the decoder once (the G
@@ -19,46 +19,19 @@ gradient products); in float32 a log_softmax, equal to round-off. Both apply the
 scale, final-logit softcapping and the temperature, in that order (`logit_transform`). The entropy
 carries a gradient when the trainer's entropy bonus (GRPOConfig.entropy_coef, use_adaptive_entropy)
 is on, as TRL's does.
+The head's logits are grpo_repro.train.scored_logits'.
 Architectures other than CHECKED_MODEL_TYPES are not computed here (`refusal`): the trainer falls
 back to TRL's path and logs why.
 """
 
 from __future__ import annotations
 
+# score_tokens is looked up here at call time: tests swap shared_logps.score_tokens for a spy
+from grpo_repro.train.scored_logits import logit_transform, score_tokens
+
 PACKED_ATTN = "grpo_repro_packed_completions"
 #: model types whose shared-prefix log-probs are checked against TRL's (tests/unit/train/test_fast*.py)
 CHECKED_MODEL_TYPES = ("qwen2", "llama")
-
-
-def logit_transform(config) -> tuple[float, float | None]:
-    """(logit_scale, final_logit_softcapping) of a model config, read as TRL 1.16's fused LM head
-    reads them (add_fused_lm_head): logit_scale, else output_multiplier, else lm_head_multiplier,
-    else 1 / logits_scaling (x logits_scaling for hyperclovax); softcapping None when absent."""
-    text = config.get_text_config()
-    softcap = getattr(text, "final_logit_softcapping", None)
-    scale = getattr(text, "logit_scale", None)
-    if scale is None:
-        scale = getattr(text, "output_multiplier", None)
-    if scale is None:
-        scale = getattr(text, "lm_head_multiplier", None)
-    if scale is None and getattr(text, "logits_scaling", None) is not None:
-        s = text.logits_scaling
-        scale = s if text.model_type == "hyperclovax" else 1 / s
-    return (1.0 if scale is None else float(scale)), softcap
-
-
-def transform_logits(z, temperature=1.0, logit_scale=1.0, softcap=None):
-    """Float32 logits -> the logits scored, in TRL's order (chunked_logprob.py `_torch_transform`):
-    x logit_scale, softcap * tanh(. / softcap), / temperature."""
-    import torch
-
-    if logit_scale != 1.0:
-        z = z * logit_scale
-    if softcap is not None:
-        z = softcap * torch.tanh(z / softcap)
-    if temperature != 1.0:
-        z = z / temperature
-    return z
 
 
 def refusal(model) -> str | None:
@@ -254,50 +227,3 @@ def shared_prefix_logps(
     if compute_entropy:
         out_ent = out_ent.to(ent.dtype).masked_scatter(full_valid, ent)
     return out_logps, out_ent
-
-
-def score_tokens(
-    lm_head,
-    hidden,
-    targets,
-    temperature=1.0,
-    transform=(1.0, None),
-    compute_entropy=False,
-    entropy_grad=False,
-    fp32_head=False,
-):
-    """(log-prob of each target, entropy or None) of the next-token distributions of `hidden` (N, H)
-    as TRL's fused LM head computes them. Under autocast, or with fp32_head, this IS TRL's kernel
-    (trl.kernels.ChunkedLogProbFunction, called as add_fused_lm_head calls it): logits projected in
-    the autocast dtype (float32 with fp32_head, autocast off) and upcast, gradient products
-    accumulated in float32 (bf16-rounded products bias training, chunked_logprob.py `_addmm_fp32`;
-    autograd through a bf16 linear would round them). In float32 without autocast: log_softmax of
-    the transformed logits (the same to round-off). transform: (logit_scale, softcap)."""
-    import contextlib
-
-    import torch
-
-    scale, softcap = transform
-    if fp32_head or torch.is_autocast_enabled(hidden.device.type):
-        from trl.kernels import ChunkedLogProbFunction
-        from trl.trainer.utils import _CHUNKED_LOGPROB_CHUNK_SIZE
-
-        bias = lm_head.bias
-        outputs = ("log_probs", "entropy") if compute_entropy else ("log_probs",)
-        args = (targets, temperature, _CHUNKED_LOGPROB_CHUNK_SIZE, softcap, scale, outputs)
-        if fp32_head:
-            with torch.autocast(hidden.device.type, enabled=False):
-                lp, ent = ChunkedLogProbFunction.apply(hidden.float(), lm_head.weight, bias, *args)[
-                    :2
-                ]
-        else:
-            lp, ent = ChunkedLogProbFunction.apply(hidden, lm_head.weight, bias, *args)[:2]
-        return lp, (ent if ent is None or entropy_grad else ent.detach())
-    logits = transform_logits(lm_head(hidden).float(), temperature, scale, softcap)
-    logp_all = torch.log_softmax(logits, dim=-1)
-    lp = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    ent = None
-    if compute_entropy:  # a metric, or (entropy bonus) a term of the loss
-        with contextlib.nullcontext() if entropy_grad else torch.no_grad():
-            ent = -(logp_all.exp() * logp_all).sum(-1)
-    return lp, ent

@@ -1,5 +1,5 @@
 """The project's GRPO trainer: TRL 1.16's GRPOTrainer with the paper's smoothed whitened advantage,
-eq. (4) (grpo_repro.train.variants.paper_advantage), an epoch-seeded prompt order, the mirror
+eq. (4) (grpo_repro.train.trl_variant.paper_advantage), an epoch-seeded prompt order, the mirror
 variants' anchor restored on resume and the two-KL variants' loss (Lemma 2, Thm 9;
 grpo_repro.train.two_kl) (Sec. 2 objective, Sec. 6 experiment).
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 from trl import GRPOTrainer
 from trl.trainer.utils import RepeatSampler
 
+from grpo_repro.train.trl_variant import paper_advantage
 from grpo_repro.train.two_kl import two_kl_loss
-from grpo_repro.train.variants import paper_advantage
 
 
 class EpochSeededRepeatSampler(RepeatSampler):
@@ -38,6 +38,8 @@ class PaperGRPOTrainer(GRPOTrainer):
 
     paper_eps: float | None = None
     kl_weights: tuple[float, float] | None = None  # two-KL variants only (grpo_repro.train.two_kl)
+    #: set by two_kl_loss while it runs: [the policy forward's result], shared by its two evaluations
+    _logps_memo: list | None = None
 
     def _get_train_sampler(self, dataset=None):
         base = super()._get_train_sampler(dataset)
@@ -65,6 +67,23 @@ class PaperGRPOTrainer(GRPOTrainer):
                 out["advantages"], self.num_generations, self.paper_eps
             )
         return out
+
+    def _get_per_token_logps_and_entropies(self, *args, **kwargs):
+        """TRL's log-probs hook (GRPOTrainer._compute_loss calls it for the policy's forward,
+        GRPOTrainer._generate_and_score_completions for the old policy's and the reference's):
+        `_compute_logps_and_entropies`, whose first result is reused while `_logps_memo` is set
+        (grpo_repro.train.two_kl.two_kl_loss: one policy forward for both of its evaluations)."""
+        memo = self._logps_memo
+        if memo is None:
+            return self._compute_logps_and_entropies(*args, **kwargs)
+        if not memo:
+            memo.append(self._compute_logps_and_entropies(*args, **kwargs))
+        return memo[0]
+
+    def _compute_logps_and_entropies(self, *args, **kwargs):
+        """TRL's (GRPOTrainer._get_per_token_logps_and_entropies). FastGRPOTrainer overrides this
+        method, not TRL's hook, so that the two-KL memo of the hook covers its path as well."""
+        return super()._get_per_token_logps_and_entropies(*args, **kwargs)
 
     def _compute_loss(self, model, inputs):
         """TRL's loss; two-KL variants: beta [w_ref KL(pi || pi_ref) + w_prev KL(pi || pi_{n-1})]

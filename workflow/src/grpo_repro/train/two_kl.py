@@ -17,6 +17,16 @@ grpo's loss and (0, 1) mirror's, bit for bit (1 x a + 0 x b = a).
 
 Imports no TRL: grpo_repro.train.trainer.PaperGRPOTrainer._compute_loss calls it with TRL's
 _compute_loss, for PaperGRPOTrainer and FastGRPOTrainer alike.
+
+TRL 1.16 has no seam for the KL term itself: GRPOTrainer._compute_loss computes the per-token KL
+inline, from inputs["ref_per_token_logps"] and the policy's log-probs (no method, no hook, no
+callback in between), and then aggregates the whole loss. Hence the two evaluations of TRL's own
+loss, the second with the reference log-probs swapped in the inputs. Its overridable methods are
+the seams used: GRPOTrainer._compute_loss (PaperGRPOTrainer._compute_loss), and
+GRPOTrainer._get_per_token_logps_and_entropies, which _compute_loss calls through `self` for the
+policy's forward: PaperGRPOTrainer overrides it to reuse the first evaluation's forward while
+trainer._logps_memo is set (FastGRPOTrainer's fast log-probs included: it overrides
+PaperGRPOTrainer._compute_logps_and_entropies, which the memo wraps).
 """
 
 from __future__ import annotations
@@ -32,17 +42,10 @@ def two_kl_loss(trainer, trl_loss, model, inputs):
     The policy's log-probs are computed once: the first evaluation's forward is reused by the
     second. The metrics are the first evaluation's, plus KL_PREVIOUS from the second."""
     w_ref, w_prev = trainer.kl_weights
-    policy_logps = type(trainer)._get_per_token_logps_and_entropies  # the trainer's own (fast) path
     seen = []
-
-    def logps_once(*args, **kwargs):
-        if not seen:
-            seen.append(policy_logps(trainer, *args, **kwargs))
-        return seen[0]
-
     mode = "train" if trainer.model.training else "eval"
     metrics = trainer._metrics[mode]
-    trainer._get_per_token_logps_and_entropies = logps_once  # instance attribute: TRL calls self.
+    trainer._logps_memo = seen  # PaperGRPOTrainer._get_per_token_logps_and_entropies fills, reuses
     try:
         loss_ref = trl_loss(model, inputs)
         prev = inputs.get("old_per_token_logps")  # mu > 1 (deferred ones are filled by now)
@@ -51,7 +54,7 @@ def two_kl_loss(trainer, trl_loss, model, inputs):
         marks = {k: len(v) for k, v in metrics.items()}
         loss_prev = trl_loss(model, {**inputs, "ref_per_token_logps": prev})
     finally:
-        del trainer._get_per_token_logps_and_entropies
+        trainer._logps_memo = None
     kl_prev = metrics["kl"][marks.get("kl", 0) :]
     for key in list(metrics):  # the second evaluation's entries: only its KL estimate is kept
         del metrics[key][marks.get(key, 0) :]

@@ -3,12 +3,12 @@
 The variants are the records of grpo_repro.variants; a record's KL anchor and normalisation fix
 its TRL settings (`trl_settings`):
 
-| record field           | value       | TRL settings                                           |
+| record                 | value       | TRL settings                                           |
 |------------------------|-------------|--------------------------------------------------------|
-| anchor                 | reference   | KL to pi_ref (Thm 1-2): no reference sync              |
-| anchor                 | previous    | KL to the previous policy (Thm 4-5): sync_ref_model,   |
+| ref_anchored           | True        | KL to pi_ref (Thm 1-2): no reference sync              |
+| prev_anchored          | True        | KL to the previous policy (Thm 4-5): sync_ref_model,   |
 |                        |             | mixup alpha 1, sync every step                         |
-| anchor                 | two_kl      | KL to pi_ref (no sync) and to the sampling policy,     |
+| two_kl                 | True        | KL to pi_ref (no sync) and to the sampling policy,     |
 |                        |             | weights kl_weights(train.two_kl_alpha) (Lemma 2, Thm 9:|
 |                        |             | grpo_repro.train.two_kl)                               |
 | mean_only              | False       | scale_rewards group (or the paper's eq. 4)             |
@@ -49,7 +49,7 @@ def trl_settings(variant: str, advantage: str, alpha: float | None = None) -> di
         raise ValueError(
             f"unknown advantage '{advantage}' (config key train.advantage): paper | trl"
         )
-    sync = v.anchor == "previous"  # the anchor is the policy that sampled the batch
+    sync = v.prev_anchored  # the anchor is the policy that sampled the batch
     settings = {
         # mean-only: A = r - mean; the paper's eq. (4) is built from that in PaperGRPOTrainer
         "scale_rewards": "none" if (v.mean_only or advantage == "paper") else "group",
@@ -58,7 +58,7 @@ def trl_settings(variant: str, advantage: str, alpha: float | None = None) -> di
         "ref_model_sync_steps": 1 if sync else 512,  # 512 = TRL default, unused
         "paper_advantage": advantage == "paper" and not v.mean_only,
     }
-    if v.anchor == "two_kl":  # pi_ref as TRL's reference (no sync) + the sampling policy's term
+    if v.two_kl:  # pi_ref as TRL's reference (no sync) + the sampling policy's term
         settings["kl_weights"] = v.kl_weights(alpha)
     return settings
 

@@ -1,0 +1,36 @@
+"""Stage figures' helpers: each figure family's CSVs and figure files (grpo_repro.figures.registry)."""
+
+from grpo_repro.figures.registry import FAMILIES, module_of
+from grpo_repro.report.registry import CATEGORIES
+
+FIG = f"{RESULTS}/figures"
+FIG_CFG = config["figures"]
+
+
+def figure_csvs(fam):
+    return {name: f"{FIG}/{stem}.csv" for name, stem in fam.csvs.items()}
+
+
+def figure_files(fam):
+    """Outputs of a family's plot rule: PNGs (marked for the report), then PDFs."""
+    pngs, pdfs = [], []
+    for stem, labels in fam.stems(FIG_CFG):
+        png = report(
+            f"{FIG}/{stem}.png",
+            caption=f"../report/{fam.caption}",
+            category=CATEGORIES["figures"],
+            subcategory=fam.subcategory,
+            labels={"figure": stem, **labels},
+        )
+        pngs.append(png)
+        pdfs.append(f"{FIG}/{stem}.pdf")
+    return pngs + pdfs
+
+
+def figures_targets():
+    """Every output of the figures stage: the CSVs and every figure (PNG + PDF)."""
+    out = []
+    for fam in FAMILIES:
+        out += list(figure_csvs(fam).values())
+        out += [f"{FIG}/{stem}.{ext}" for stem, _ in fam.stems(FIG_CFG) for ext in ("png", "pdf")]
+    return out

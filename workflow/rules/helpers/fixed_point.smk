@@ -1,0 +1,20 @@
+"""Stage fixed_point's tables: the runs of every study (grpo_repro.fixed_point.runs) and their
+checkpoint steps."""
+
+from grpo_repro.fixed_point import runs as fp_runs
+
+FP = config["fixed_point"]
+FP_DIR = f"{RESULTS}/fixed_point"
+FP_TREE = Tree(FP_DIR)
+FP_G = config["train"]["num_generations"]  # G of the base runs
+FP_STUDIES = list(fp_runs.STUDIES)
+# {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed} -> run: every run of every study, each once
+FP_TABLE = fp_runs.table(FP, FP_G, config["train"]["two_kl_alpha"])
+FP_LONG = [n for n, r in FP_TABLE.items() if r.long]  # the convergence check's runs
+FP_STEPS = fp_runs.checkpoint_steps(FP)
+FP_LONG_STEPS = fp_runs.checkpoint_steps(FP, long=True)
+
+
+def fp_study(study):
+    """The runs a study compares (grpo_repro.fixed_point.runs.study_runs)."""
+    return fp_runs.study_runs(FP, study, FP_G, config["train"]["two_kl_alpha"])

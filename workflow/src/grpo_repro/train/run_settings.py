@@ -1,0 +1,188 @@
+"""What one GRPO run reads (Sec. 2 objective, Sec. 6 experiment): one typed, frozen object per
+(variant, GRPO seed), built once from the validated configuration (`grpo_run`) and handed from the
+rule (its params, `GRPORun.params`) through the job's script, grpo_repro.train.launch and
+grpo_repro.train.grpo down to TRL's GRPOConfig (grpo_repro.train.args.grpo_args).
+
+Result-relevant fields (params, equality): the variant, the GRPO seed, the data seed, the reward's
+answer mode, the train section (TrainSettings: every key of config `train:` but the list of GRPO
+seeds and the tracker) and, with train.use_vllm, the vllm section. The resume fingerprint
+(grpo_repro.train.grpo.fingerprint) reads variant, GRPO seed, answer mode and train section; the
+data seed reaches it through the prompts and pi_ref's weights.
+Runtime fields never change results: the experiment tracker (train.report_to, a speed-only key,
+grpo_repro.config.SPEED_ONLY) and, in train.vllm_mode server, the job's vLLM server address; they
+are excluded from equality and params, so changing them reruns nothing and resumes.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import json
+from dataclasses import dataclass, field
+
+from grpo_repro import variants as reg
+
+#: train keys that are not a run's TrainSettings: the GRPO seeds (a run has one: GRPORun.seed)
+#: and the tracker (speed only: GRPORun.report_to)
+NOT_TRAIN_SETTINGS = ("seeds", "report_to")
+RUNTIME_FIELDS = ("report_to", "server_url", "group_port")  # GRPORun's compare=False fields
+
+
+@dataclass(frozen=True)
+class TrainSettings(collections.abc.Mapping):
+    """A run's train section (config/config.yaml `train:`), typed; also a read-only Mapping by
+    field name, so the helpers that read a train section by key (grpo_repro.models.rollout_dtype,
+    train.schedule.checkpoint_steps, gpus.job_gpus, preflight.check_device,
+    train.vllm_colocate, args.uses_server / per_device_batch) read it unchanged. two_kl_alpha is
+    a key only when set (two-KL runs): the other variants' mapping, and so their resume
+    fingerprint, never holds it."""
+
+    beta: float  # KL coefficient beta (paper: 0.1)
+    kl_estimator: str  # TRL's per-token KL estimate: k3 (reverse KL's gradient) | k3_ratio
+    clip_eps: float  # clipping range of the ratio (paper: 0.2)
+    smoothing_eps: float  # variance smoothing eps of the paper's advantage (eq. 4)
+    advantage: str  # paper: (r-p)/sqrt(p(1-p)+eps) (eq. 4) | trl: TRL's (r-mean)/(std+1e-4)
+    loss_type: str  # token aggregation of the loss, every variant's: grpo | dr_grpo | bnpo | dapo
+    learning_rate: float  # AdamW learning rate (paper: 5e-6 for the 0.5B model)
+    lr_schedule: str  # learning-rate schedule (the paper states none)
+    num_iterations: int  # mu: gradient steps per sampled batch (TRL num_iterations; paper: 10)
+    num_generations: int  # G: completions per prompt (paper: 16)
+    prompts_per_step: int  # prompts per optimizer step (= per-device batch x accum x devices / G)
+    devices: int  # training processes (GPUs); > 1 launches with `accelerate launch` (paper: 7)
+    on_pool: bool  # false: the training split, once per epoch | true: the pool data.train_pool
+    grad_accum: int  # gradient accumulation steps (paper: 4)
+    max_completion_length: int  # completion length in tokens (paper: "context length 200")
+    temperature: float  # sampling temperature during training (paper: 0.1)
+    max_steps: int | None  # optimizer steps; None = one epoch of the training prompts
+    save_steps: int  # checkpoint every this many optimizer steps (step 0 = pi_ref)
+    bf16: bool  # bf16 weights (GPU only)
+    use_vllm: bool  # vLLM generation (on vllm.platform)
+    vllm_mode: str  # with use_vllm: colocate (engine in each training process) | server (+1 GPU)
+    fast_step: bool  # true: batched sampler, shared-prefix log-probs (same loss) | false: TRL's
+    two_kl_alpha: float | None = None  # two-KL variant's alpha (Lemma 2, Thm 9); None: not two-KL
+
+    def _keys(self) -> tuple[str, ...]:
+        return tuple(
+            f.name
+            for f in dataclasses.fields(self)
+            if not (f.name == "two_kl_alpha" and self.two_kl_alpha is None)
+        )
+
+    def __getitem__(self, key: str):
+        if key not in self._keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+
+@dataclass(frozen=True)
+class GRPORun:
+    """One GRPO run: what its results depend on, and (compare=False) how this launch runs it."""
+
+    variant: str  # the variant trained (grpo_repro.variants; Sec. 3-5)
+    seed: int  # the GRPO seed (train.seeds): sampling and the order of prompts
+    data_seed: int  # the data / pi_ref seed (config `seed`, or a replicate's)
+    answer_mode: str  # the reward's answer extraction (data.answer_mode)
+    train: TrainSettings  # the train section of this run
+    vllm: dict | None = None  # the vllm section (where the engine runs), only with train.use_vllm
+    # runtime: never changes results (not in equality, params or the fingerprint)
+    report_to: str = field(default="none", compare=False)  # experiment tracker (train.report_to)
+    server_url: str | None = field(default=None, compare=False)  # the job's vLLM server URL
+    group_port: int | None = field(default=None, compare=False)  # TRL's weight-sync port
+
+    @property
+    def sections(self) -> dict:
+        """The run as the configuration sections the shared helpers read (gpus.job_gpus,
+        gpus.vllm_platform, preflight.check_device): train, and vllm when it generates with vLLM."""
+        return {"train": self.train, **({"vllm": self.vllm} if self.vllm is not None else {})}
+
+    def params(self) -> dict:
+        """Every result-relevant field as plain builtins. Snakemake tracks a rule's params (its
+        rerun trigger) only when they are builtin types (str/int/float/list/dict): a dataclass
+        param would silently never rerun, so the rules pass this dict, never the object."""
+        out = {
+            "variant": self.variant,
+            "seed": self.seed,
+            "data_seed": self.data_seed,
+            "answer_mode": self.answer_mode,
+            "train": dict(self.train),
+        }
+        if self.vllm is not None:  # runs generating without vLLM never read it
+            out["vllm"] = dict(self.vllm)
+        return out
+
+    def config_record(self) -> dict:
+        """The result-relevant settings as the configuration sections they come from (seed,
+        train, data.answer_mode, vllm): run.json's `config`, which the report compares with the
+        configuration (grpo_repro.report.summary, grpo_repro.report.overlay.train_params)."""
+        out = {
+            "seed": self.data_seed,
+            "train": dict(self.train),
+            "data": {"answer_mode": self.answer_mode},
+        }
+        if self.vllm is not None:
+            out["vllm"] = dict(self.vllm)
+        return out
+
+    @classmethod
+    def from_params(cls, d: dict, **runtime) -> GRPORun:
+        """The run of `params` (a rule's params, or params()'s JSON), with runtime fields."""
+        return cls(
+            variant=d["variant"],
+            seed=d["seed"],
+            data_seed=d["data_seed"],
+            answer_mode=d["answer_mode"],
+            train=TrainSettings(**d["train"]),
+            vllm=dict(d["vllm"]) if d.get("vllm") is not None else None,
+            **runtime,
+        )
+
+    def to_json(self) -> str:
+        """params() and the runtime fields, for the multi-process launch (`--run-json`)."""
+        return json.dumps(
+            {**self.params(), "runtime": {k: getattr(self, k) for k in RUNTIME_FIELDS}}
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> GRPORun:
+        d = json.loads(text)
+        return cls.from_params(d, **d.get("runtime", {}))
+
+
+def grpo_run(
+    config: dict,
+    variant: str,
+    seed: int,
+    data_seed: int | None = None,
+    train_overrides: dict | None = None,
+) -> GRPORun:
+    """THE run of (`variant`, GRPO seed `seed`) of the validated configuration: its train section
+    without the list of GRPO seeds (adding a seed retrains only that seed) and without the
+    tracker (train.report_to: the runtime field report_to, so changing it reruns nothing), with
+    train.two_kl_alpha only for a two-KL variant (Lemma 2, Thm 9: changing it retrains no other
+    variant); with train.use_vllm, the vllm section. data_seed: a replicate's (default config
+    `seed`); train_overrides: train keys this run changes (the fixed-point studies:
+    grpo_repro.fixed_point.runs.train_overrides)."""
+    train = {k: v for k, v in config["train"].items() if k not in NOT_TRAIN_SETTINGS}
+    unknown = sorted(
+        set(train_overrides or {}) - {f.name for f in dataclasses.fields(TrainSettings)}
+    )
+    if unknown:
+        raise ValueError(f"train_overrides: {unknown} are not a run's train settings")
+    train.update(train_overrides or {})
+    if not reg.get(variant).two_kl:
+        train["two_kl_alpha"] = None
+    return GRPORun(
+        variant=variant,
+        seed=int(seed),
+        data_seed=int(config["seed"] if data_seed is None else data_seed),
+        answer_mode=config["data"]["answer_mode"],
+        train=TrainSettings(**train),
+        vllm=dict(config["vllm"]) if train["use_vllm"] else None,
+        report_to=config["train"].get("report_to", "none"),
+    )
