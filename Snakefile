@@ -7,6 +7,8 @@ Default: `snakemake -c2` (CPU, offline, minutes). Paper: `--configfile config/pa
 `--configfile config/paper.yaml config/smoke.yaml` (overlays, merged over config/config.yaml in order).
 """
 
+import os
+
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
@@ -14,13 +16,16 @@ from grpo_repro.config import ConfigError, load_yaml
 
 min_version("9.0")
 
+# the default configuration, found from the workflow (relative to the working directory, which
+# `--directory DIR` makes the run's own: its results/, logs and .snakemake/ go there)
+DEFAULT_CONFIG = os.path.relpath(os.path.join(workflow.basedir, "config", "config.yaml"))
 try:  # a YAML error named with file and line (Snakemake's own message names neither)
-    load_yaml("config/config.yaml")
+    load_yaml(DEFAULT_CONFIG)
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
 
-configfile: "config/config.yaml"
+configfile: DEFAULT_CONFIG
 
 
 include: "workflow/rules/common.smk"

@@ -27,12 +27,14 @@ def test_default_graph():
 
 def test_two_kl_graph():
     """variants: [two_kl] (Lemma 2, Thm 9): the schema accepts it (a trained record) and the
-    graph has its train, evaluate and report jobs (replicates.variants must be among `variants`)."""
-    counts = job_counts(
-        dry_run("--config", "variants=[two_kl]", 'replicates={"variants": ["two_kl"]}')
-    )
+    graph has its train, evaluate and report jobs; narrowing `variants` is the only edit
+    (replicates.variants null: the first of `variants`), the replicates target included."""
+    counts = job_counts(dry_run("--config", "variants=[two_kl]"))
     assert counts.get("train_grpo") == 3 and counts.get("evaluate_run") == 3  # 3 GRPO seeds
     assert counts["report_temperature"] == 1 and counts["evaluate_reference"] == 1
+    out = dry_run("replicates", "--config", "variants=[two_kl]")
+    trained = set(re.findall(r"results/replicates/seed_\d+/train/(\w+)/seed_\d+/run\.json", out))
+    assert trained == {"two_kl"}, trained
 
 
 def test_paper_graph(monkeypatch):

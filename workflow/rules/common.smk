@@ -20,8 +20,18 @@ from grpo_repro.gpus import job_gpus
 from grpo_repro.runs import REF, Tree, constraint, grpo_runs
 from grpo_repro.train.schedule import checkpoint_steps
 
+def here(path):
+    """A path of the workflow's own files (scripts, package, resources), relative to the working
+    directory: the same as `path` in the checkout, and found from a run's own --directory."""
+    return os.path.relpath(os.path.join(workflow.basedir, path))
+
+
 put_on_pythonpath(os.path.join(workflow.basedir, "workflow", "src"))  # jobs import this checkout
 CONFIG_FILES = cfg.precedence(workflow.configfiles)  # the default file first, then --configfile's
+for key in ("train_path", "test_path"):  # a relative data path: the working directory's, else
+    path = config["data"].get(key)  # the checkout's (config/smoke.yaml's excerpt under --directory)
+    if path and not os.path.isabs(path) and not os.path.exists(path):
+        config["data"][key] = here(path) if os.path.exists(here(path)) else path
 try:
     cfg.check(config, CONFIG_FILES)
     # local data and model exist, the data sizes fit the data (hub ids: checked by on_start, which
@@ -57,7 +67,8 @@ wildcard_constraints:
 def code(script, *modules):
     """The package files a rule's script (under workflow/scripts/) imports, directly or not, plus
     the closure of `modules` (dotted names it loads by name): the rule's code inputs."""
-    return closure([f"workflow/scripts/{script}", *modules], "workflow/src")
+    return closure([here(f"workflow/scripts/{script}"), *modules], here("workflow/src"))
+
 
 
 def gpus(kind):
@@ -87,13 +98,17 @@ def all_targets():
 
 def on_start():
     """When a run starts, before its first job (never in a dry run, never inside a cluster job):
-    the hub's model and split sizes (offline runs), vLLM installed for any executor; CUDA and bf16
+    a results tree of another configuration that Snakemake has no record of, the hub's model and split sizes (offline runs), vLLM installed for any executor; CUDA and bf16
     only when the jobs run on this machine. The executor is known here, not while the Snakefile
     loads: Snakemake sets it after parsing, so `workflow.local_exec` (True for `local`, False for
     `slurm`) tells a local run from a cluster's login node. The GPU rules' scripts check the device
     again on the node that runs them (grpo_repro.preflight)."""
     from grpo_repro.preflight import PreflightError, check_at_start
+    from grpo_repro.provenance import untracked_changes
 
+    stale = untracked_changes(RESULTS, config, ".snakemake/metadata")
+    if stale and not workflow.dag_settings.forceall:  # a copied tree: its outputs may be stale
+        raise WorkflowError(stale)
     try:
         check_sources(config, check_hub=True)
         if uses_hub(config) and check_sizes(config, CONFIG_FILES) != DATA_SIZES:

@@ -150,7 +150,7 @@ rule replicates_summary:
     threads: 1
     params:
         seeds=REP_SEEDS,
-        variants=REP["variants"],
+        variants=REP_VARIANTS,
     script:
         "../scripts/replicates_summary.py"
 

@@ -1,6 +1,6 @@
 """Named target `replicates`: its tables (replicate seeds, runs, results roots) and helpers."""
 
-from grpo_repro.runs import REPLICATE_ROOT
+from grpo_repro.runs import REPLICATE_ROOT, replicate_variants
 
 REP = config["replicates"]
 REP_DIR = f"{RESULTS}/replicates"
@@ -8,7 +8,8 @@ REP_ROOT = REPLICATE_ROOT.format(
     results=RESULTS, rep="{rep}"
 )  # one replicate's results/ (a pattern)
 REP_TREE = Tree(REP_ROOT)
-REP_RUN_TABLE = grpo_runs(REP["variants"], SEEDS)  # a replicate's runs: the {run} wildcard
+REP_VARIANTS = replicate_variants(config)  # replicates.variants, or the first of `variants`
+REP_RUN_TABLE = grpo_runs(REP_VARIANTS, SEEDS)  # a replicate's runs: the {run} wildcard
 REP_SEEDS = list(
     dict.fromkeys([int(config["seed"]), *REP["seeds"]])
 )  # the default graph's pi_ref first
@@ -26,7 +27,7 @@ def rep_tasks(root, run):
 
 
 def rep_entries(root):
-    return temperature_entries(root, REP["variants"], SEEDS, STEPS, config)
+    return temperature_entries(root, REP_VARIANTS, SEEDS, STEPS, config)
 
 
 def rep_best(seed):

@@ -228,7 +228,7 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
         found.append(
             (["fixed_point", "n_prompts"], f"must be >= fixed_point.prompts_per_step ({fp_batch})")
         )
-    missing = set(config.get("replicates", {}).get("variants", [])) - set(
+    missing = set(config.get("replicates", {}).get("variants") or []) - set(
         config.get("variants", [])
     )
     if missing:

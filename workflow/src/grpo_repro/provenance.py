@@ -95,3 +95,47 @@ def write_stage_provenance(results: str | Path, config: dict) -> list[Path]:
             )
             written.append(d / "PROVENANCE.json")
     return written
+
+
+def config_changes(recorded, current, keys: tuple = ()) -> list[str]:
+    """'key: recorded -> current' for every dotted key whose value differs (mappings compared key
+    by key, anything else as a whole)."""
+    if isinstance(recorded, dict) and isinstance(current, dict):
+        out = []
+        for k in sorted(set(recorded) | set(current), key=str):
+            a, b = recorded.get(k, "<absent>"), current.get(k, "<absent>")
+            out += config_changes(a, b, (*keys, k))
+        return out
+    return [] if recorded == current else [f"{'.'.join(map(str, keys))}: {recorded} -> {current}"]
+
+
+def untracked_changes(results: str | Path, config: dict, metadata: str | Path) -> str | None:
+    """A results tree whose PROVENANCE.json records another configuration (in keys that change
+    results: speed-only keys aside, grpo_repro.config.SPEED_ONLY) while Snakemake holds no record
+    of its outputs (`metadata`: .snakemake/metadata, absent when the tree was copied from another
+    checkout): Snakemake then judges the outputs by their times alone and would keep them, stale.
+    Returns the message naming each stage and key, None when there is nothing to say."""
+    import json
+
+    from grpo_repro.config import without_speed_only
+
+    meta = Path(metadata)
+    if meta.is_dir() and any(meta.iterdir()):
+        return None  # Snakemake's own records rerun what a changed setting touches
+    now = json.loads(json.dumps(without_speed_only(config), default=str))
+    found = []
+    for stage in STAGE_DIRS:
+        prov = Path(results) / stage / "PROVENANCE.json"
+        if prov.is_file():
+            was = without_speed_only(io.read_json(prov)["config"])
+            changes = config_changes(was, now)
+            if changes:
+                found.append(f"  {prov.parent}: " + "; ".join(changes[:8]))
+    if not found:
+        return None
+    return (
+        f"{results}/ was written with another configuration, and Snakemake has no record of it "
+        f"({metadata} is empty or absent: a results tree copied from elsewhere), so it cannot tell "
+        "which outputs are stale:\n" + "\n".join(found) + "\nRun with the configuration that "
+        "wrote them, remove those folders, or rerun everything with --forceall."
+    )

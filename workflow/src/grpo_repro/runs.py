@@ -96,6 +96,13 @@ def grpo_runs(variants, seeds) -> dict[str, GrpoRun]:
     return {r.name: r for r in runs}
 
 
+def replicate_variants(config: dict) -> list[str]:
+    """The variants trained on each replicate of pi_ref: replicates.variants, or (null) the first
+    of `variants`, so that narrowing `variants` needs no second edit."""
+    chosen = config["replicates"]["variants"]
+    return list(config["variants"][:1] if chosen is None else chosen)
+
+
 def constraint(names) -> str:
     """A wildcard constraint matching exactly `names` (none: a pattern that matches nothing)."""
     names = sorted(names, key=len, reverse=True)  # the longest first: no name a prefix's victim
