@@ -20,6 +20,7 @@ from grpo_repro.gpus import job_gpus
 from grpo_repro.runs import REF, Tree, constraint, grpo_runs
 from grpo_repro.train.schedule import checkpoint_steps
 
+
 def here(path):
     """A path of the workflow's own files (scripts, package, resources), relative to the working
     directory: the same as `path` in the checkout, and found from a run's own --directory."""
@@ -68,7 +69,6 @@ def code(script, *modules):
     """The package files a rule's script (under workflow/scripts/) imports, directly or not, plus
     the closure of `modules` (dotted names it loads by name): the rule's code inputs."""
     return closure([here(f"workflow/scripts/{script}"), *modules], here("workflow/src"))
-
 
 
 def gpus(kind):
