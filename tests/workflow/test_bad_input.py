@@ -145,10 +145,11 @@ def test_workflow_stops_on_missing_model_path(tmp_path):
 def test_hub_dataset_unreachable_stops_the_workflow_at_load(tmp_path):
     """A built model (nothing of its own to download) with GSM8K from the hub: the workflow no
     longer sets HF_HUB_OFFLINE for it, and an unreachable, uncached hub dataset stops the run
-    when it loads, naming the key, before any job (found only in data_prepare)."""
+    when it starts (common.smk's on_start: a dry run builds the graph on the published sizes),
+    naming the key, before any job runs (found only in data_prepare)."""
     import os
 
-    from tests.helpers import copy_workflow, job_counts, snakemake
+    from tests.helpers import copy_workflow, snakemake
 
     wd = copy_workflow(tmp_path / "wf")
     (wd / "config" / "mine.yaml").write_text("data:\n  train_path: null\n")
@@ -167,5 +168,6 @@ def test_hub_dataset_unreachable_stops_the_workflow_at_load(tmp_path):
         env,
         timeout=300,
     )
-    assert res.returncode != 0 and "config key 'data.train_path' is null" in res.log
-    assert not job_counts(res.log) and not (wd / "results").exists()
+    assert res.returncode != 0 and "config key 'data.train_path' is null" in res.log, res.log
+    # the plan may be printed (Snakemake's job table comes before onstart); no job ran
+    assert "Finished jobid" not in res.log and not (wd / "results").exists(), res.log
