@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from grpo_repro.config_checks import (  # noqa: F401 (load_schema, schema_file: this module's API)
+from grpo_repro.config_checks import (
     _MISSING,
     _dotted,
     _lookup,
@@ -23,7 +23,6 @@ from grpo_repro.config_checks import (  # noqa: F401 (load_schema, schema_file: 
     load_schema,
     renamed_errors,
     schema_errors,
-    schema_file,
 )
 
 

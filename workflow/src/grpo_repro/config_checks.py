@@ -9,10 +9,7 @@ Each check returns (key path, message[, related key paths]); nothing here reads 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
-from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -44,19 +41,6 @@ def load_schema() -> dict:
     alternation = "(" + "|".join(defs["variant"]["enum"]) + ")"
     defs["fp_kind"]["pattern"] = defs["fp_kind"]["pattern"].replace("{variant}", alternation)
     return schema
-
-
-@contextmanager
-def schema_file():
-    """Path of a temporary JSON file holding load_schema() (Snakemake's validate() reads a file),
-    removed on exit."""
-    fd, path = tempfile.mkstemp(prefix="grpo_repro-schema-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(load_schema(), f)
-        yield path
-    finally:
-        os.unlink(path)
 
 
 def _lookup(data, keys):

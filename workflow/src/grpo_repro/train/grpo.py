@@ -222,7 +222,6 @@ def run(
     """The rule train_grpo, in each launched process: train `run` on the prompt set
     at `prompts_path` and (rank 0) write the run record run.json (settings, timing, provenance)."""
     import os
-    import time
 
     import torch
 

@@ -25,7 +25,6 @@ from grpo_repro import variants as reg
 #: train keys that are not a run's TrainSettings: the GRPO seeds (a run has one: GRPORun.seed)
 #: and the tracker (speed only: GRPORun.report_to)
 NOT_TRAIN_SETTINGS = ("seeds", "report_to")
-RUNTIME_FIELDS = ("report_to", "server_url", "group_port")  # GRPORun's compare=False fields
 
 
 @dataclass(frozen=True)
@@ -145,13 +144,18 @@ class GRPORun:
     def to_json(self) -> str:
         """params() and the runtime fields, for the multi-process launch (`--run-json`)."""
         return json.dumps(
-            {**self.params(), "runtime": {k: getattr(self, k) for k in RUNTIME_FIELDS}}
+            {**self.params(), "runtime": {k: getattr(self, k) for k in runtime_fields()}}
         )
 
     @classmethod
     def from_json(cls, text: str) -> GRPORun:
         d = json.loads(text)
         return cls.from_params(d, **d.get("runtime", {}))
+
+
+def runtime_fields() -> tuple[str, ...]:
+    """GRPORun's runtime fields: those left out of equality (compare=False)."""
+    return tuple(f.name for f in dataclasses.fields(GRPORun) if not f.compare)
 
 
 def grpo_run(
