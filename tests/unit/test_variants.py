@@ -50,6 +50,45 @@ def test_registry_order_and_fields():
         reg.Variant("bad", "nowhere", False, "Bad", "#000001", False)
 
 
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "order: 1\nanchor: reference\nmean_only: false\nlabel: X\ncolor: '#000001'\n",
+            r"missing keys \['trained'\]",
+        ),
+        (
+            "order: 1\nanchor: reference\nmean_only: false\nlabel: X\ncolor: '#000001'\ntrained: true\nalpha: 1\n",
+            r"unknown keys \['alpha'\]",
+        ),
+        (
+            "order: 1\nanchor: reference\nmean_only: 'no'\nlabel: X\ncolor: '#000001'\ntrained: true\n",
+            "true or false",
+        ),
+        (
+            "order: 1\nanchor: nowhere\nmean_only: false\nlabel: X\ncolor: '#000001'\ntrained: true\n",
+            "anchor 'nowhere'",
+        ),
+    ],
+)
+def test_a_bad_record_file_is_named(tmp_path, text, message):
+    (tmp_path / "bad.yaml").write_text(text)
+    with pytest.raises(ValueError, match=message) as err:
+        reg.load_all(tmp_path)
+    assert str(tmp_path / "bad.yaml") in str(err.value)
+
+
+def test_records_are_files_in_their_order(tmp_path):
+    """One file per record (its name the file's); VARIANTS in the records' `order`."""
+    assert {p.stem for p in reg.RECORDS.glob("*.yaml")} == set(reg.names())
+    assert reg.record_file("grpo").is_file()
+    (tmp_path / "b.yaml").write_text(reg.record_file("grpo").read_text())
+    (tmp_path / "a.yaml").write_text(
+        reg.record_file("mirror").read_text().replace("order: 2", "order: 9")
+    )
+    assert [v.name for v in reg.load_all(tmp_path)] == ["b", "a"]
+
+
 def test_unregistered_name_is_refused_everywhere():
     with pytest.raises(ValueError, match="unknown variant 'toy'"):
         dyn.recurrence("toy", 0.3, 1.0, 1e-5, 3)

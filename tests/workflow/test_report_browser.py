@@ -9,13 +9,14 @@ results/summary.json. Skipped, with the reason, where Chromium or its driver is 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 
 import pytest
 import yaml
 
-from grpo_repro.figures.registry import FAMILIES
+from grpo_repro.figures.registry import FAMILIES, family
 from grpo_repro.report.registry import CATEGORIES, PLOTS
 from tests.workflow.conftest import _snakemake
 
@@ -160,3 +161,20 @@ def test_landing_page_leads_with_the_picture(report, browser):
     table = page.find_element(By.CSS_SELECTOR, "table")
     assert table.location["y"] > box["top"], "the table precedes the picture"
     browser.save_screenshot(str(report / "results/report_landing.png"))
+
+
+def test_a_figure_without_a_caption_file_shows_its_doc_line(report):
+    """A figure is its registry entry and its two functions: with no caption file (caption None)
+    the report shows the entry's `doc` line (grpo_repro.figures.registry.caption_text)."""
+    registry = report / "workflow/src/grpo_repro/figures/registry.py"
+    text, st = registry.read_text(), registry.stat()
+    fig4 = family("fig4")
+    try:
+        registry.write_text(text.replace(f'"{fig4.caption}"', "None"))
+        _snakemake(report, "report_all", "figures_all", "--report", "results/doc.html", timeout=900)
+    finally:
+        registry.write_text(text)
+        os.utime(registry, ns=(st.st_atime_ns, st.st_mtime_ns))
+    html = (report / "results/doc.html").read_text()
+    assert "the stability threshold B(p*). Data: results/figures/" in html
+    assert "System Message" not in html

@@ -14,11 +14,14 @@ from snakemake.exceptions import WorkflowError
 from grpo_repro import config as cfg
 from grpo_repro.codedeps import closure, put_on_pythonpath
 from grpo_repro.data.sets import check_sources, offline_if_local, uses_hub
+from grpo_repro.data.sources import record_module
 from grpo_repro.data.sizes import check_sizes, n_epoch_prompts
 from grpo_repro.evaluate import tasks as ev_tasks
 from grpo_repro.gpus import job_gpus
 from grpo_repro.runs import REF, Tree, constraint, grpo_runs
 from grpo_repro.train.schedule import checkpoint_steps
+from grpo_repro.variants import names as variant_names
+from grpo_repro.variants import record_file as variant_record
 
 
 def here(path):
@@ -65,10 +68,23 @@ wildcard_constraints:
     step=r"\d+",
 
 
-def code(script, *modules):
+def code(script, *modules, variants=None):
     """The package files a rule's script (under workflow/scripts/) imports, directly or not, plus
-    the closure of `modules` (dotted names it loads by name): the rule's code inputs."""
-    return closure([here(f"workflow/scripts/{script}"), *modules], here("workflow/src"))
+    the closure of `modules` (dotted names it loads by name): the rule's code inputs. A job that
+    imports the variant registry also reads variant records, one file each
+    (grpo_repro.variants.record_file): `variants` names those it reads, () none (pi_ref's jobs);
+    None, every record (a job that covers every variant: theory, figures, report). So adding or
+    editing one record reruns its runs and what covers every variant, nothing else. A job that
+    imports the data source registry reads the configured source's module only
+    (grpo_repro.data.sources.record_module), so editing another source's reruns nothing."""
+    src = here("workflow/src")
+    files = closure([here(f"workflow/scripts/{script}"), *modules], src)
+    if here("workflow/src/grpo_repro/data/sources.py") in files:
+        files = sorted({*files, *closure([record_module(config["data"]["source"])], src)})
+    if here("workflow/src/grpo_repro/variants.py") in files:
+        chosen = variant_names() if variants is None else variants
+        files += [os.path.relpath(variant_record(v)) for v in chosen]
+    return files
 
 
 def gpus(kind):

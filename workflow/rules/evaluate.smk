@@ -19,7 +19,7 @@ rule evaluate_reference:
     input:
         data=eval_data(),
         model=ref_model_input(),
-        code=code("evaluate_run.py"),
+        code=code("evaluate_run.py", variants=()),  # reads no variant record
     output:
         tables=[t.csv for t in eval_tasks(REF)],
         meta=[t.json for t in eval_tasks(REF)],
@@ -53,7 +53,7 @@ rule evaluate_run:
     input:
         data=eval_data(),
         model=TREE.run_json("{run}"),
-        code=code("evaluate_run.py"),
+        code=code("evaluate_run.py", variants=()),  # reads no variant record
     output:
         tables=[t.csv for t in eval_tasks("{run}")],
         meta=[t.json for t in eval_tasks("{run}")],

@@ -8,7 +8,7 @@ group size of docs/theory.md Sec. 8 (Omega/Omega_G over p; p*_G vs p* over p_ref
 Rules are generated from grpo_repro.figures.registry.FAMILIES: per family, a compute rule
 figures_data_<family> (CSV under results/figures/, params: only the `figures:` keys it reads) and a
 plot rule figures_plot_<family> that reads only those CSVs (PNG + PDF). Adding a figure is one
-registry entry.
+registry entry and its two functions.
 """
 
 

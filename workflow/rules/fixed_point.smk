@@ -39,7 +39,7 @@ use rule train_grpo as fixed_point_train with:
     input:
         ref=ref_model_input(),
         prompts=rules.fixed_point_pool.output.pool,
-        code=code("train_grpo.py"),
+        code=lambda w: code("train_grpo.py", variants=[FP_TABLE[w.run].variant]),
     output:
         run=FP_TREE.run_json("{run}"),
         log_csv=FP_TREE.train_log("{run}"),
@@ -64,7 +64,7 @@ use rule evaluate_reference as fixed_point_evaluate_ref with:
     input:
         data=[rules.fixed_point_pool.output.pool],
         model=ref_model_input(),
-        code=code("evaluate_run.py"),
+        code=code("evaluate_run.py", variants=()),  # reads no variant record
     output:
         tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, REF, FP_STEPS)],
         meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, REF, FP_STEPS)],
@@ -84,7 +84,7 @@ use rule evaluate_run as fixed_point_evaluate with:
     input:
         data=[rules.fixed_point_pool.output.pool],
         model=FP_TREE.run_json("{run}"),
-        code=code("evaluate_run.py"),
+        code=code("evaluate_run.py", variants=()),  # reads no variant record
     output:
         tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_STEPS)],
         meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_STEPS)],

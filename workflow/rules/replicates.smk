@@ -31,7 +31,7 @@ use rule train_reference as replicate_reference with:
     input:
         train=REP_TREE.data("sft"),
         tokenizer=f"{REP_ROOT}/data/tokenizer",
-        code=code("train_reference.py"),
+        code=code("train_reference.py", variants=()),
     output:
         model=directory(REP_TREE.ref_model()),
         log_csv=f"{REP_TREE.train_dir(REF)}/sft_log.csv",
@@ -48,7 +48,7 @@ use rule train_grpo as replicate_train with:
     input:
         ref=REP_TREE.run_json(REF),
         prompts=grpo_prompts(REP_TREE),
-        code=code("train_grpo.py"),
+        code=lambda w: code("train_grpo.py", variants=[REP_RUN_TABLE[w.run].variant]),
     output:
         run=REP_TREE.run_json("{run}"),
         log_csv=REP_TREE.train_log("{run}"),
@@ -73,7 +73,7 @@ use rule evaluate_reference as replicate_evaluate_ref with:
     input:
         data=eval_data(REP_TREE),
         model=REP_TREE.run_json(REF),
-        code=code("evaluate_run.py"),
+        code=code("evaluate_run.py", variants=()),  # reads no variant record
     output:
         tables=[t.csv for t in rep_tasks(REP_ROOT, REF)],
         meta=[t.json for t in rep_tasks(REP_ROOT, REF)],
@@ -93,7 +93,7 @@ use rule evaluate_run as replicate_evaluate with:
     input:
         data=eval_data(REP_TREE),
         model=REP_TREE.run_json("{run}"),
-        code=code("evaluate_run.py"),
+        code=code("evaluate_run.py", variants=()),  # reads no variant record
     output:
         tables=[t.csv for t in rep_tasks(REP_ROOT, "{run}")],
         meta=[t.json for t in rep_tasks(REP_ROOT, "{run}")],

@@ -17,7 +17,7 @@ rule train_reference:
     input:
         train=rules.data_prepare.output.get("sft", []),
         tokenizer=rules.data_prepare.output.tokenizer,
-        code=code("train_reference.py"),
+        code=code("train_reference.py", variants=()),  # no variant record
     output:
         model=directory(TREE.ref_model()),
         log_csv=f"{TREE.train_dir(REF)}/sft_log.csv",
@@ -45,7 +45,7 @@ rule train_grpo:
     input:
         ref=ref_model_input(),
         prompts=grpo_prompts(),
-        code=code("train_grpo.py"),
+        code=lambda w: code("train_grpo.py", variants=[RUN_TABLE[w.run].variant]),  # its own record
     output:
         run=TREE.run_json("{run}"),
         log_csv=TREE.train_log("{run}"),

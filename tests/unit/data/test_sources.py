@@ -108,3 +108,12 @@ def test_a_path_of_a_source_without_files_is_refused(default_config):
     default_config["data"]["test_path"] = "workflow/resources/gsm8k/test.jsonl"
     with pytest.raises(cfg.ConfigError, match=r"'data.test_path'.*data.source organism reads no"):
         cfg.check(default_config)
+
+
+def test_each_source_is_a_module_of_its_own():
+    """SOURCES holds every module of grpo_repro.data.source_records, each by its module's name."""
+    folder = ROOT / "workflow/src/grpo_repro/data/source_records"
+    assert sorted(sources.SOURCES) == sorted(
+        p.stem for p in folder.glob("*.py") if p.stem != "__init__"
+    )
+    assert sources.record_module("gsm8k") == "grpo_repro.data.source_records.gsm8k"

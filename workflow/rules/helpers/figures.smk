@@ -1,6 +1,6 @@
 """Stage figures' helpers: each figure family's CSVs and figure files (grpo_repro.figures.registry)."""
 
-from grpo_repro.figures.registry import FAMILIES, module_of
+from grpo_repro.figures.registry import FAMILIES, caption_text, module_of
 from grpo_repro.report.registry import CATEGORIES
 
 FIG = f"{RESULTS}/figures"
@@ -11,13 +11,28 @@ def figure_csvs(fam):
     return {name: f"{FIG}/{stem}.csv" for name, stem in fam.csvs.items()}
 
 
+def caption(fam):
+    """A family's report caption: its file under workflow/report/, or (none) its `doc` line
+    (grpo_repro.figures.registry.caption_text), written under .snakemake/captions/ when it
+    changes, since Snakemake's report() reads a caption from a file."""
+    if fam.caption:
+        return f"../report/{fam.caption}"
+    path = os.path.abspath(f".snakemake/captions/figures_{fam.name}.rst")
+    text = caption_text(fam)
+    if not os.path.exists(path) or open(path).read() != text:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    return path
+
+
 def figure_files(fam):
     """Outputs of a family's plot rule: PNGs (marked for the report), then PDFs."""
     pngs, pdfs = [], []
     for stem, labels in fam.stems(FIG_CFG):
         png = report(
             f"{FIG}/{stem}.png",
-            caption=f"../report/{fam.caption}",
+            caption=caption(fam),
             category=CATEGORIES["figures"],
             subcategory=fam.subcategory,
             labels={"figure": stem, **labels},

@@ -30,10 +30,19 @@ SCHEMA_PATH = Path(str(resources.files("grpo_repro") / "schemas" / "config.schem
 
 
 def load_schema() -> dict:
-    """The schema with the variant names of the registry grpo_repro.variants filled in (read at
-    call time): $defs variant (trained variants), one_anchor (of them, one KL anchor) and the
-    {variant} alternation of fp_kind's pattern (trained variants: a fixed-point run kind)."""
+    """The schema with the registries' names filled in (read at call time): the variant names of
+    grpo_repro.variants in $defs variant (trained variants), one_anchor (of them, one KL anchor)
+    and the {variant} alternation of fp_kind's pattern (trained variants: a fixed-point run kind);
+    the data source names of grpo_repro.data.sources.SOURCES in data.source; the figures section
+    from figures.schema.yaml."""
+    from grpo_repro.data.sources import SOURCES
+
     schema = yaml.safe_load(SCHEMA_PATH.read_text())
+    # the figures section, a file of its own (it is a third of the schema)
+    schema["properties"]["figures"] = yaml.safe_load(
+        SCHEMA_PATH.with_name("figures.schema.yaml").read_text()
+    )
+    schema["properties"]["data"]["properties"]["source"]["enum"] = list(SOURCES)
     trained = [v for v in reg.VARIANTS if v.trained]
     defs = schema["$defs"]
     defs["variant"]["enum"] = [v.name for v in trained]

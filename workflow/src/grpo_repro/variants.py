@@ -11,17 +11,23 @@ A variant is fixed by two choices (docs/theory.md Sec. 2-3):
 Every stage reads this module: the PoS maps, the oracle and the fixed points (grpo_repro.dynamics),
 the trainer (grpo_repro.train.trl_variant.trl_settings), the figures, the report's overlay, the
 fixed-point stage, style's colours and labels, and the config schema's variant names
-(grpo_repro.config.load_schema). A new variant is one more record in VARIANTS; lookups read
-VARIANTS at call time, so a test may extend it. Order matters: output files list the variants in it.
+(grpo_repro.config.load_schema). Each record is a file of its own, variant_records/<name>.yaml
+(data, not code): a new variant is one more file, and the workflow reruns only the jobs that read
+that record (workflow/rules/common.smk `code(..., variants=)`). VARIANTS holds them in their `order`;
+lookups read VARIANTS at call time, so a test may extend it. Output files list the variants in it.
 Callers ask the record what its anchor implies (`ref_anchored`, `prev_anchored`, `two_kl`,
 `kl_terms`, `fixed_point_beta`, `kl_weights`) rather than compare anchor names.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import yaml
 
 ANCHORS = ("reference", "previous", "two_kl")
+RECORDS = Path(__file__).with_name("variant_records")  # one <name>.yaml per variant
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,8 @@ class Variant:
     def __post_init__(self):
         if self.anchor not in ANCHORS:
             raise ValueError(f"variant {self.name}: anchor {self.anchor!r} not one of {ANCHORS}")
+        if not (isinstance(self.mean_only, bool) and isinstance(self.trained, bool)):
+            raise ValueError(f"variant {self.name}: mean_only and trained are true or false")
 
     @property
     def ref_anchored(self) -> bool:
@@ -87,14 +95,35 @@ class Variant:
         return float(alpha), 1.0 - float(alpha)
 
 
-VARIANTS: tuple[Variant, ...] = (
-    Variant("grpo", "reference", False, "GRPO", "#1f77b4", True, "#17becf"),  # blue
-    Variant("mirror", "previous", False, "Mirror GRPO", "#d62728", True, "#ff9896"),  # red
-    Variant("dr_grpo", "reference", True, "Dr. GRPO", "#2ca02c", True),  # green
-    Variant("mirror_dr", "previous", True, "Mirror Dr. GRPO", "#ff7f0e", True),  # orange
-    Variant("two_kl", "two_kl", False, "two-KL GRPO", "#9467bd", True),  # purple
-    Variant("two_kl_dr", "two_kl", True, "two-KL Dr. GRPO", "#8c564b", False),  # brown
-)
+def record_file(name: str) -> Path:
+    """The file of variant `name`'s record."""
+    return RECORDS / f"{name}.yaml"
+
+
+def load(path: Path) -> tuple[int, Variant]:
+    """(order, record) of one record file; ValueError naming the file and the key at fault."""
+    data = yaml.safe_load(path.read_text()) or {}
+    keys = {f.name for f in fields(Variant)} - {"name"}
+    required = keys - {"color_k3"}
+    unknown, missing = set(data) - keys - {"order"}, (required | {"order"}) - set(data)
+    if unknown or missing:
+        raise ValueError(
+            f"{path}: variant record with unknown keys {sorted(unknown)} / missing keys "
+            f"{sorted(missing)} (a record has order, {', '.join(sorted(keys))})"
+        )
+    try:
+        return int(data.pop("order")), Variant(name=path.stem, **data)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
+
+
+def load_all(folder: Path = RECORDS) -> tuple[Variant, ...]:
+    """Every record under `folder`, in their `order` (ties: by name)."""
+    loaded = sorted((load(p) for p in folder.glob("*.yaml")), key=lambda o: (o[0], o[1].name))
+    return tuple(v for _, v in loaded)
+
+
+VARIANTS: tuple[Variant, ...] = load_all()
 
 
 def names(trained: bool = False) -> tuple[str, ...]:

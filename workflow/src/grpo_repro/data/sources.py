@@ -1,5 +1,7 @@
 """Data sources of the prompt sets (Sec. 6): the registry SOURCES, one `Source` per data.source.
 
+Each source is a module of its own, grpo_repro.data.source_records.<name>, defining SOURCE: a new
+source is one more module, and the workflow reruns only the jobs of a configuration that reads it.
 A source says where its problems come from and how to read them: its raw records per split
 (`Source.records`), its split sizes before any job runs (`Source.split_sizes`: None for generated
 problems, which the configuration sizes), the config keys of its local files (`path_keys`), the
@@ -12,6 +14,8 @@ Both end their solutions in GSM8K's '#### <number>' (grpo_repro.reward.gold_numb
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -140,42 +144,27 @@ def hub_split_size(source: Source, hub_id: str, split: str) -> int:
         ) from None
 
 
-def organism_records(config: dict) -> dict:
-    """The organism's generated splits train, val, test and sft (grpo_repro.data.organism)."""
-    from grpo_repro.data.organism import TaskSpec, generate
+def _discover() -> dict[str, Source]:
+    """{name: Source} of every module of grpo_repro.data.source_records (each defines SOURCE),
+    imported by name, so a job's code inputs hold only the configured source's module
+    (workflow/rules/common.smk `code`)."""
+    from grpo_repro.data import source_records
 
-    org, data = config["organism"], config["data"]
-    spec = TaskSpec(org["min_steps"], org["max_steps"], org["max_operand"], org["max_value"])
-    sizes = {
-        "train": data["n_train"],
-        "val": data["n_val"],
-        "test": data["n_test"],
-        "sft": org["n_sft"],
-    }
-    return generate(sizes, spec, seed=config["seed"], dedup=org["dedup"])
-
-
-def gsm8k_rows(data: dict, split: str) -> list[dict]:
-    """GSM8K's rows of `split`: its local JSONL file (data.train_path / data.test_path) or the
-    hub dataset data.hub_id (config main); each checked (grpo_repro.data.gsm8k)."""
-    from grpo_repro.data import gsm8k
-
-    path = data[PATH_KEYS[split]]
-    return gsm8k.read_jsonl(path) if path is not None else gsm8k.from_hub(split, data["hub_id"])
+    found = {}
+    for info in sorted(pkgutil.iter_modules(source_records.__path__), key=lambda m: m.name):
+        rec = importlib.import_module(f"{source_records.__name__}.{info.name}").SOURCE
+        if rec.name != info.name:
+            raise ValueError(f"{source_records.__name__}.{info.name}: SOURCE is named {rec.name!r}")
+        found[rec.name] = rec
+    return found
 
 
-SOURCES: dict[str, Source] = {
-    "organism": Source("organism", "organism", generate=organism_records, word_level=True),
-    "gsm8k": Source(
-        "gsm8k",
-        "GSM8K",
-        rows=gsm8k_rows,
-        path_keys=PATH_KEYS,
-        hub_config="main",
-        published={"train": 7473, "test": 1319},  # openai/gsm8k, config main
-        file_format="fields question, answer",
-    ),
-}
+SOURCES: dict[str, Source] = _discover()
+
+
+def record_module(name: str) -> str:
+    """The module that defines source `name`'s record."""
+    return f"grpo_repro.data.source_records.{name}"
 
 
 def source(config: dict) -> Source:

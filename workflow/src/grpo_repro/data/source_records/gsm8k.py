@@ -1,0 +1,24 @@
+"""Data source `gsm8k`: GSM8K (Sec. 6), from local JSONL files (data.train_path, data.test_path)
+or the hub dataset data.hub_id, config main (grpo_repro.data.gsm8k reads and checks them)."""
+
+from grpo_repro.data.sources import PATH_KEYS, Source
+
+
+def gsm8k_rows(data: dict, split: str) -> list[dict]:
+    """GSM8K's rows of `split`: its local JSONL file (data.train_path / data.test_path) or the
+    hub dataset data.hub_id (config main); each checked (grpo_repro.data.gsm8k)."""
+    from grpo_repro.data import gsm8k
+
+    path = data[PATH_KEYS[split]]
+    return gsm8k.read_jsonl(path) if path is not None else gsm8k.from_hub(split, data["hub_id"])
+
+
+SOURCE = Source(
+    "gsm8k",
+    "GSM8K",
+    rows=gsm8k_rows,
+    path_keys=PATH_KEYS,
+    hub_config="main",
+    published={"train": 7473, "test": 1319},  # openai/gsm8k, config main
+    file_format="fields question, answer",
+)
