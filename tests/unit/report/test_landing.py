@@ -86,3 +86,15 @@ def test_no_picture_without_temperatures():
     s["best_vs_best"] = []
     rst = landing_rst(s, None)
     assert "landing-picture" not in rst and "best T" not in rst and "- **" not in rst
+
+
+def test_names_only_categories_the_default_report_has():
+    """The stage list names the default report's categories; the fixed-point study, a named
+    target, is said to be one, never listed as a category of this report."""
+    from grpo_repro.report.landing import STAGES
+    from grpo_repro.report.registry import CATEGORIES
+
+    rst = landing_rst(summary())
+    listed = rst.split("**Everything else**")[1]
+    assert [name for name, _ in STAGES] == [c for c in CATEGORIES if c != "fixed_point"]
+    assert "**fixed_point**" not in listed and "named target ``fixed_point``" in listed
