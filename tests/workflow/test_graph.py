@@ -8,6 +8,7 @@ import sys
 from modulefinder import ModuleFinder
 from pathlib import Path
 
+from grpo_repro.variants import names
 from tests.helpers import ROOT, job_counts, snakemake
 
 
@@ -64,8 +65,18 @@ with SnakemakeApi(OutputSettings()) as api:
     wf = api.workflow(resource_settings=ResourceSettings(), config_settings=ConfigSettings(),
                       storage_settings=StorageSettings(), workflow_settings=WorkflowSettings(),
                       snakefile=Path("Snakefile"), workdir=Path("."))._workflow
-    rules = [{"name": r.name, "script": r.script, "code": list(r.input.get("code", [])),
-              "func": dict(r.params.items()).get("func")} for r in wf.rules]
+    def first_run(r):  # the first run name a rule's {run} wildcard matches, if it has one
+        runs = r.wildcard_constraints.get("run")
+        return runs.split("|")[0].replace(chr(92), "") if runs else None  # unescaped
+    def code(r):  # a function of the {run} wildcard: called with the first run it matches
+        code = r.input.get("code", [])
+        return list(code(type("W", (), {"run": first_run(r)})) if callable(code) else code)
+    def variant(run):  # the run's variant, from the run table that holds it
+        tables = [t for t in wf.globals.values() if isinstance(t, dict) and run in t]
+        return getattr(tables[0][run], "variant", None) if run and tables else None
+    rules = [{"name": r.name, "script": r.script, "code": code(r),
+              "variant": variant(first_run(r)), "func": dict(r.params.items()).get("func")}
+             for r in wf.rules]
 print("RULES=" + json.dumps(rules))
 """
 
@@ -97,6 +108,26 @@ def modulefinder_closure(paths) -> set[str]:
     }
 
 
+SOURCES, VARIANTS = "workflow/src/grpo_repro/data/sources.py", "workflow/src/grpo_repro/variants.py"
+# the variant records a rule reads, where not every record: a training run its own variant's,
+# pi_ref's jobs and the evaluations none
+RUNS = ("train_grpo", "fixed_point_train", "replicate_train")
+READ_NONE = {
+    name: set()
+    for name in (
+        "train_reference",
+        "replicate_reference",
+        "evaluate_reference",
+        "evaluate_run",
+        "fixed_point_evaluate",
+        "fixed_point_evaluate_ref",
+        "fixed_point_evaluate_long",
+        "replicate_evaluate",
+        "replicate_evaluate_ref",
+    )
+}
+
+
 def test_every_rule_declares_the_import_closure_of_its_code():
     """A rule's `code` inputs are exactly the package files its script (and the registry module it
     loads by name) imports, so an edit to any of them reruns the rule and no other edit does."""
@@ -110,7 +141,15 @@ def test_every_rule_declares_the_import_closure_of_its_code():
             paths.append(SRC / "grpo_repro" / package / f"{r['func'].split(':')[0]}.py")
         expected = modulefinder_closure(paths)
         assert expected, r["name"]
-        assert set(r["code"]) == expected, (r["name"], set(r["code"]) ^ expected)
+        if SOURCES in expected:  # the configured source's module (loaded by name)
+            expected |= modulefinder_closure([SRC / "grpo_repro/data/source_records/organism.py"])
+        code = {c for c in r["code"] if c.endswith(".py")}
+        assert code == expected, (r["name"], code ^ expected)
+        records = {Path(c).stem for c in r["code"] if c.endswith(".yaml")}
+        assert not records or VARIANTS in expected, r["name"]  # records only where read
+        if VARIANTS in expected:
+            want = {r["variant"]} if r["name"] in RUNS else READ_NONE.get(r["name"])
+            assert records == (set(names()) if want is None else want), (r["name"], records)
 
 
 def test_plot_rules_do_not_depend_on_compute_code():
