@@ -13,7 +13,7 @@ from grpo_repro.theory import finite_group as tfg
 from grpo_repro.theory import finite_group_exact as tfg_exact
 from grpo_repro.theory.core import Context
 from grpo_repro.train import trl_variant
-from tests.unit.theory.test_mutations import _replace, _source
+from tests.unit.theory.mutants import _replace, _source
 
 EPS = 1e-5
 CHECKS = {
