@@ -163,6 +163,7 @@ def test_landing_page_leads_with_the_picture(report, browser):
     browser.save_screenshot(str(report / "results/report_landing.png"))
 
 
+@pytest.mark.slow  # builds a second report (about 60 s)
 def test_a_figure_without_a_caption_file_shows_its_doc_line(report):
     """A figure is its registry entry and its two functions: with no caption file (caption None)
     the report shows the entry's `doc` line (grpo_repro.figures.registry.caption_text)."""

@@ -10,6 +10,7 @@ import contextlib
 import os
 import shutil
 
+import pytest
 import yaml
 
 from tests.helpers import snakemake
@@ -83,6 +84,7 @@ def test_a_new_variant_record_schedules_only_its_runs_and_the_report(report_work
     assert _jobs(_pending(tmp, "config/test.yaml")) == set()  # the record gone: nothing to do
 
 
+@pytest.mark.slow  # a second dry run of the same mechanism (about 20 s)
 def test_editing_a_variant_record_reruns_its_runs_only(report_workflow):
     tmp = report_workflow
     record = tmp / RECORDS / "dr_grpo.yaml"
@@ -96,6 +98,7 @@ def test_editing_a_variant_record_reruns_its_runs_only(report_workflow):
     assert all(_covers_every_variant(r) for r in jobs - RUNS), jobs
 
 
+@pytest.mark.slow  # a third dry run of the same mechanism (about 20 s)
 def test_a_record_no_run_reads_reruns_no_training(report_workflow):
     """mirror is not among the configured variants: editing its record reruns what covers every
     variant (the report's overlay and summary draw every record), no training or evaluation."""
