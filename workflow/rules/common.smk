@@ -7,6 +7,7 @@ the package), never listed by hand; each GPU rule's `gpu` resource comes from `g
 own tables and helpers live in helpers/<stage>.smk, which its rule file includes.
 """
 
+import functools
 import os
 
 from snakemake.exceptions import WorkflowError
@@ -77,14 +78,21 @@ def code(script, *modules, variants=None):
     editing one record reruns its runs and what covers every variant, nothing else. A job that
     imports the data source registry reads the configured source's module only
     (grpo_repro.data.sources.record_module), so editing another source's reruns nothing."""
-    src = here("workflow/src")
-    files = closure([here(f"workflow/scripts/{script}"), *modules], src)
-    if here("workflow/src/grpo_repro/data/sources.py") in files:
-        files = sorted({*files, *closure([record_module(config["data"]["source"])], src)})
+    files = list(package_files(script, *modules))
     if here("workflow/src/grpo_repro/variants.py") in files:
         chosen = variant_names() if variants is None else variants
         files += [os.path.relpath(variant_record(v)) for v in chosen]
     return files
+
+
+@functools.cache
+def package_files(script, *modules):
+    """code()'s package files, computed once per script (a run's rule asks once per job)."""
+    src = here("workflow/src")
+    files = closure([here(f"workflow/scripts/{script}"), *modules], src)
+    if here("workflow/src/grpo_repro/data/sources.py") in files:
+        files = sorted({*files, *closure([record_module(config["data"]["source"])], src)})
+    return tuple(files)
 
 
 def gpus(kind):

@@ -1,5 +1,7 @@
 """Stage figures' helpers: each figure family's CSVs and figure files (grpo_repro.figures.registry)."""
 
+from pathlib import Path
+
 from grpo_repro.figures.registry import FAMILIES, caption_text, module_of
 from grpo_repro.report.registry import CATEGORIES
 
@@ -17,22 +19,21 @@ def caption(fam):
     changes, since Snakemake's report() reads a caption from a file."""
     if fam.caption:
         return f"../report/{fam.caption}"
-    path = os.path.abspath(f".snakemake/captions/figures_{fam.name}.rst")
+    path = Path(f".snakemake/captions/figures_{fam.name}.rst").absolute()
     text = caption_text(fam)
-    if not os.path.exists(path) or open(path).read() != text:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-    return path
+    if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return str(path)
 
 
 def figure_files(fam):
     """Outputs of a family's plot rule: PNGs (marked for the report), then PDFs."""
-    pngs, pdfs = [], []
+    pngs, pdfs, cap = [], [], caption(fam)
     for stem, labels in fam.stems(FIG_CFG):
         png = report(
             f"{FIG}/{stem}.png",
-            caption=caption(fam),
+            caption=cap,
             category=CATEGORIES["figures"],
             subcategory=fam.subcategory,
             labels={"figure": stem, **labels},

@@ -21,7 +21,7 @@ Callers ask the record what its anchor implies (`ref_anchored`, `prev_anchored`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 
 import yaml
@@ -104,7 +104,7 @@ def load(path: Path) -> tuple[int, Variant]:
     """(order, record) of one record file; ValueError naming the file and the key at fault."""
     data = yaml.safe_load(path.read_text()) or {}
     keys = {f.name for f in fields(Variant)} - {"name"}
-    required = keys - {"color_k3"}
+    required = {f.name for f in fields(Variant) if f.default is MISSING} - {"name"}
     unknown, missing = set(data) - keys - {"order"}, (required | {"order"}) - set(data)
     if unknown or missing:
         raise ValueError(
