@@ -34,8 +34,8 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/report.smk"
 include: "workflow/rules/fixed_point.smk"
+include: "workflow/rules/report.smk"
 
 
 if ORGANISM:  # replicates of the built pi_ref (named target `replicates`)

@@ -4,7 +4,9 @@
   results/evaluate/ref/{split}/step_0.{csv,json} and
   results/evaluate/{variant}/seed_{seed}/{split}/step_{N}.{csv,json} for every train.seeds seed,
   results/train/{variant}/seed_{seed}/train_log.csv and run.json (resolved config under "config"),
-  results/data/splits.json, results/theory/derivations.{json,md}.
+  results/data/splits.json, results/theory/derivations.{json,md};
+  with fixed_point.compact set, the compact study's evaluation tables (pi_ref and every
+  checkpoint on the pool) and KL tables (`fabricate_fixed_point`), from which its rules compute.
 Success counts are binomial draws around p_k = sigma(logit p_ref + rate * k) (a slow, partial
 amplification; each seed's rate differs a little); a fifth of the prompts have p_ref = 0 and
 stay at 0.
@@ -91,6 +93,34 @@ def fabricate_temperature_tables(res, config, steps, n_prompts, samples, truth, 
             (data / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
 
 
+def fabricate_fixed_point(res: Path, config: dict, rng) -> None:
+    """The compact study's tables (grpo_repro.fixed_point.runs): success drawn around a logit path
+    from p_ref that covers half the way to p*_G at each checkpoint, so its last two reach ~94%."""
+    from grpo_repro.dynamics.prediction import orbit_limits
+    from grpo_repro.fixed_point import runs as fp_runs
+    from grpo_repro.runs import REF, Tree
+
+    fp = config["fixed_point"]
+    if not fp.get("compact"):
+        return
+    tree, g = Tree(str(res / "fixed_point")), config["train"]["num_generations"]
+    ids = [f"train-{i}" for i in range(fp["n_prompts"])]
+    p_ref = rng.uniform(0.1, 0.8, size=len(ids))
+    meta = {"split": fp_runs.POOL, "scoring": "strict", "interval": "wilson95"}
+    ref_n = fp["ref_samples"]
+    write_table(eval_table(ids, p_ref, ref_n, rng), Path(tree.table(REF, fp_runs.POOL, 0)), meta)
+    for run in fp_runs.study_runs(fp, fp_runs.COMPACT, g, config["train"]["two_kl_alpha"]):
+        target = orbit_limits(p_ref, run.beta, config["train"]["smoothing_eps"], group_size=g)["a"]
+        for k, step in enumerate(fp_runs.steps(fp, run), start=1):
+            p = expit(logit(p_ref) + (1 - 0.5**k) * (logit(target) - logit(p_ref)))
+            path = Path(tree.table(run.name, fp_runs.POOL, step))
+            write_table(eval_table(ids, p, fp["compact"]["samples"], rng), path, meta)
+        kl = pd.DataFrame({"prompt_id": ids, "kl": 0.05, "kl_se": 0.01})
+        path = Path(fp_runs.kl_table(str(res / "fixed_point"), run.name))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        kl.to_csv(path, index=False)
+
+
 def make_results(root, config: dict, steps, n_prompts=None, samples=None, seed=0) -> dict:
     """Fabricate every input of the final stage under root/results; returns the true p_ref."""
     root = Path(root)
@@ -125,6 +155,7 @@ def make_results(root, config: dict, steps, n_prompts=None, samples=None, seed=0
                         {**meta, "model": v, "step": step},
                     )
     fabricate_temperature_tables(res, config, steps, n_prompts, samples, truth, rng)
+    fabricate_fixed_point(res, config, rng)
     for v, sd in [(v, sd) for v in config["variants"] for sd in config["train"]["seeds"]]:
         d = res / "train" / v / f"seed_{sd}"
         d.mkdir(parents=True, exist_ok=True)

@@ -36,6 +36,24 @@ def test_organism_and_sampling_levers_checked(section, update, key):
         cfg.check(config)
 
 
+@pytest.mark.parametrize(
+    "update, message",
+    [
+        ({"save_steps": 41}, r"fixed_point.compact.save_steps.*multiple of train.num_iterations"),
+        ({"save_steps": 200}, r"fixed_point.compact.save_steps.*at most half"),
+        ({"run": "mirror/k3_ratio"}, r"fixed_point.compact.run.*no interior fixed point"),
+        ({"samples": 0}, r"fixed_point.compact.samples"),  # the schema's
+    ],
+)
+def test_the_compact_study_is_checked(update, message):
+    config = base()
+    config["fixed_point"]["compact"].update(update)
+    with pytest.raises(cfg.ConfigError, match=message):
+        cfg.check(config)
+    config["fixed_point"]["compact"] = None  # no compact study: valid
+    cfg.check(config)
+
+
 def test_val_samples_null_and_fixed_point_batch_null_are_valid():
     config = base()
     config["eval"]["val_samples"] = None

@@ -130,6 +130,7 @@ GPU_KINDS = {  # every rule that loads a model: the kind of job (grpo_repro.gpus
     "fixed_point_evaluate_ref": "eval",
     "fixed_point_evaluate": "eval",
     "fixed_point_evaluate_long": "eval",
+    "fixed_point_evaluate_compact": "eval",
     "fixed_point_kl": "kl",
 }
 JOB_BLOCK = re.compile(r"^(?:local)?rule (\w+):\n((?:[ \t]+.*\n)+)", re.M)

@@ -122,6 +122,7 @@ READ_NONE = {
         "fixed_point_evaluate",
         "fixed_point_evaluate_ref",
         "fixed_point_evaluate_long",
+        "fixed_point_evaluate_compact",
         "replicate_evaluate",
         "replicate_evaluate_ref",
     )

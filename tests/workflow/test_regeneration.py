@@ -47,6 +47,8 @@ HTML_TABLES = {"report_plot_summary_table", "report_plot_theory_table"}
 # the landing page embeds the temperature picture: it follows report_plot_temperature (a page that
 # shows a plot, never a compute rule)
 LANDING = {"report_landing"}
+# the compact fixed-point study's figure (the landing page embeds it too), drawn with the style
+FIXED_POINT_PLOT = {"fixed_point_plot"}
 
 
 def test_plot_script_edit_reruns_only_plots(report_workflow):
@@ -60,7 +62,7 @@ def test_plot_script_edit_reruns_only_plots(report_workflow):
 def test_restyle_reruns_every_plot_and_no_compute(report_workflow):
     figures = PLOT_RULES - HTML_TABLES  # the rules that draw with matplotlib
     with _edited(report_workflow / "workflow/src/grpo_repro/style.py"):  # the shared plot style
-        assert _pending(report_workflow) == figures | LANDING
+        assert _pending(report_workflow) == figures | FIXED_POINT_PLOT | LANDING
     with _edited(report_workflow / "workflow/src/grpo_repro/report/plots.py"):
         assert _pending(report_workflow) == figures - {"report_plot_training"} - TEMPERATURE_PLOTS
     with _edited(report_workflow / "workflow/src/grpo_repro/report/plot_training.py"):
@@ -90,6 +92,7 @@ def test_report_builds(report_workflow):
     assert "Figure 3" in html and "not exact iterations" in html
     assert "reproduced end to end" in html  # the workflow description (Snakefile `report:`)
     assert "landing-picture" in html  # the success-against-temperature picture leads it
+    assert "law-picture" in html and "Fixed-point law" in html  # the compact study beside it
     assert "summary_table.html" in html and "theory_table.html" in html
     assert "training_curves.png" in html
     assert "System Message" not in html  # every caption is valid reStructuredText

@@ -4,7 +4,7 @@ and chromium-driver, installed by .ci/install_chromium.sh) and clicked through. 
 the stages it covers is listed in the stages' order, every figure and table is reachable under its
 category, the training curves image is drawn, and the landing page leads with the
 success-against-temperature picture on the first screen and states the headline read from
-results/summary.json. Skipped, with the reason, where Chromium or its driver is missing."""
+results/summary.json, and shows the compact fixed-point study's picture within two screens. Skipped, with the reason, where Chromium or its driver is missing."""
 
 from __future__ import annotations
 
@@ -140,20 +140,29 @@ def test_training_curves_image_is_drawn(report, browser):
     browser.save_screenshot(str(report / "results/report_training_curves.png"))
 
 
+def _landing_picture(browser, report, cls: str):
+    """The landing page's picture of CSS class `cls` and its box on the unscrolled page: top,
+    bottom, drawn width (naturalWidth) and the screen's height."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"file://{report / 'results/report.html'}")
+    time.sleep(2)
+    pic = browser.find_element(By.CSS_SELECTOR, f"img.{cls}")
+    box = browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return {top: r.top, bottom: r.bottom, drawn: arguments[0].naturalWidth,"
+        " screen: window.innerHeight};",
+        pic,
+    )
+    return pic, box
+
+
 def test_landing_page_leads_with_the_picture(report, browser):
     """The first screen of the report (1400 x 1000) shows the success-against-temperature picture,
     drawn, above the landing page's table; the page's text starts at its top."""
     from selenium.webdriver.common.by import By
 
-    browser.get(f"file://{report / 'results/report.html'}")
-    time.sleep(2)
-    pic = browser.find_element(By.CSS_SELECTOR, "img.landing-picture")
-    box = browser.execute_script(
-        "const r = arguments[0].getBoundingClientRect();"
-        "return {top: r.top, bottom: r.bottom, width: r.width, drawn: arguments[0].naturalWidth,"
-        " screen: window.innerHeight};",
-        pic,
-    )
+    pic, box = _landing_picture(browser, report, "landing-picture")
     assert box["drawn"] > 200, "the picture is not drawn"
     assert box["top"] >= 0 and box["bottom"] <= box["screen"], box  # on the first screen
     page = browser.find_element(By.CSS_SELECTOR, "div.document")
@@ -161,6 +170,20 @@ def test_landing_page_leads_with_the_picture(report, browser):
     table = page.find_element(By.CSS_SELECTOR, "table")
     assert table.location["y"] > box["top"], "the table precedes the picture"
     browser.save_screenshot(str(report / "results/report_landing.png"))
+
+
+def test_landing_page_shows_the_fixed_point_law_within_two_screens(report, browser):
+    """The compact study's picture (plateau against p*_G per prompt) is drawn on the landing page
+    within its first two screens (1400 x 1000, unscrolled), after the law's line."""
+    from selenium.webdriver.common.by import By
+
+    pic, box = _landing_picture(browser, report, "law-picture")
+    assert box["drawn"] > 200, "the fixed-point picture is not drawn"
+    assert box["top"] >= 0 and box["bottom"] <= 2 * box["screen"], box  # first two screens
+    text = browser.find_element(By.CSS_SELECTOR, "div.document").text
+    assert "Fixed-point law" in text and "p*_G" in text
+    browser.execute_script("arguments[0].scrollIntoView()", pic)
+    browser.save_screenshot(str(report / "results/report_landing_law.png"))
 
 
 @pytest.mark.slow  # builds a second report (about 60 s)

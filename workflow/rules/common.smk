@@ -117,6 +117,7 @@ def all_targets():
         + train_targets()
         + evaluate_targets()
         + report_targets()
+        + fixed_point_targets()  # the compact study; the others are named targets
     )
 
 

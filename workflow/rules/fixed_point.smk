@@ -8,7 +8,9 @@ studies (grpo_repro.fixed_point.runs: one table of runs, the {run} wildcard's na
 target: fixed_point_main (fixed_point.runs at every beta and seed, fixed_point.runs_sweep at
 sweep_beta), fixed_point_groups (the group-size sweep), fixed_point_factors (plain k3,
 mirror, one training setting changed at a time, the convergence check's long runs); `fixed_point`
-runs all three.
+runs all three. A fourth, compact, is part of the default graph (fixed_point.compact: one run
+kind at one beta, a few checkpoints), with the resampling that says how finely it resolves the law
+(grpo_repro.fixed_point.resolution).
 """
 
 
@@ -49,6 +51,7 @@ use rule train_grpo as fixed_point_train with:
         f"{BENCH}/fixed_point/train/{{run}}.tsv"
     wildcard_constraints:
         run=constraint(FP_TABLE),
+    priority: 1  # the longest chain of the default graph (the compact run): started first
     params:
         run=lambda w: grpo_run(
             config,
@@ -93,7 +96,7 @@ use rule evaluate_run as fixed_point_evaluate with:
     benchmark:
         f"{BENCH}/fixed_point/evaluate/{{run}}.tsv"
     wildcard_constraints:
-        run=constraint(set(FP_TABLE) - set(FP_LONG)),  # not a long run
+        run=constraint(set(FP_TABLE) - set(FP_LONG) - set(FP_COMPACT)),  # a max_steps run
     params:
         run=lambda w: w.run,
         models=lambda w: FP_TREE.checkpoints(w.run, fp_runs.steps(FP, FP_TABLE[w.run])),
@@ -102,7 +105,7 @@ use rule evaluate_run as fixed_point_evaluate with:
             for t in fp_runs.eval_tasks(FP_DIR, w.run, fp_runs.steps(FP, FP_TABLE[w.run]))
         ],
         splits=[fp_runs.POOL],
-        settings=lambda w: fp_runs.eval_settings(cfg.eval_settings(config), FP, w.run),
+        settings=lambda w: fp_runs.eval_settings(cfg.eval_settings(config), FP, FP_TABLE[w.run]),
 
 
 use rule fixed_point_evaluate as fixed_point_evaluate_long with:
@@ -111,6 +114,14 @@ use rule fixed_point_evaluate as fixed_point_evaluate_long with:
         meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_LONG_STEPS)],
     wildcard_constraints:
         run=constraint(FP_LONG),
+
+
+use rule fixed_point_evaluate as fixed_point_evaluate_compact with:
+    output:
+        tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_COMPACT_STEPS)],
+        meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_COMPACT_STEPS)],
+    wildcard_constraints:
+        run=constraint(FP_COMPACT),
 
 
 rule fixed_point_kl:
@@ -232,6 +243,31 @@ rule fixed_point_plot:
         "../scripts/fixed_point_plot.py"
 
 
+rule fixed_point_resolution:
+    """Study compact: how finely it resolves p*_G's gap against the better baseline, by resampling
+    its prompts and samples at its own and smaller counts (grpo_repro.fixed_point.resolution)."""
+    input:
+        prompts=f"{FP_DIR}/{fp_runs.COMPACT}/data/prompts.csv",
+        code=code("fixed_point_resolution.py"),
+    output:
+        csv=f"{FP_DIR}/{fp_runs.COMPACT}/data/resolution.csv",
+    log:
+        f"{LOGS}/fixed_point/fixed_point_resolution.log",
+    benchmark:
+        f"{BENCH}/fixed_point/fixed_point_resolution.tsv"
+    conda:
+        ENV
+    threads: 1
+    params:
+        eps=config["train"]["smoothing_eps"],
+        samples=FP_COMPACT_RESAMPLE.get("samples", []),
+        prompts=FP_COMPACT_RESAMPLE.get("prompts", []),
+        n_resamples=config["report"]["n_bootstrap"],
+        seed=FP["seeds"][0],
+    script:
+        "../scripts/fixed_point_resolution.py"
+
+
 rule fixed_point_summary:
     """results/fixed_point/summary.md: every study's page under one title."""
     input:
@@ -274,6 +310,7 @@ rule fixed_point:
     """The fixed-point test, every study (`snakemake -c2 fixed_point`)."""
     input:
         rules.fixed_point_summary.output,
+        fixed_point_targets(),
         rules.fixed_point_main.input,
         rules.fixed_point_groups.input,
         rules.fixed_point_factors.input,

@@ -39,6 +39,7 @@ rule report_landing:
     input:
         json=f"{RESULTS}/summary.json",
         picture=LANDING_PICTURE,
+        fp_picture=FP_COMPACT_PICTURE,  # plateau against p*_G per prompt (none without the study)
         code=code("report_landing.py"),
     output:
         rst=f"{REPORT}/landing.rst",
@@ -179,6 +180,7 @@ rule report_summary:
     input:
         **({"best": rules.report_temperature.output.best} if TEMP_ENTRIES else {}),
         **({"curve": rules.report_temperature.output.curve} if TEMP_ENTRIES else {}),
+        **FP_COMPACT_DATA,  # the compact study's summary and resampling (none without it)
         mean=rules.report_amplification.output.mean,
         paired=rules.report_amplification.output.paired,
         shares=rules.report_amplification.output.shares,
@@ -202,6 +204,7 @@ rule report_summary:
         variants=VARIANTS,
         runs=RUNS,
         config=cfg.without_speed_only(config),  # speed-only settings rerun nothing
+        fixed_point={k: FP[k] for k in ("compact", "ref_samples", "prompts_per_step")},
         benchmarks=BENCH,  # optional Snakemake benchmark files, read if present
     script:
         "../scripts/report_summary.py"

@@ -1,11 +1,16 @@
 """Rule report_summary (stage report): results/summary.json and summary.md: mean success with
 intervals, final - p_ref, the paper's 21% -> 37.5% beside ours, derivation pass counts, theory
-overlay, resolved configuration (grpo_repro.report.summary, grpo_repro.report.markdown)."""
+overlay, the fixed-point law of the compact study, resolved configuration (grpo_repro.report.summary,
+grpo_repro.report.law, grpo_repro.report.markdown)."""
 
 import pandas as pd
 
 from grpo_repro import io, provenance
-from grpo_repro.report import markdown, summary
+from grpo_repro.report import law, markdown, summary
+
+
+def read(path: str | None) -> pd.DataFrame | None:
+    return pd.read_csv(path) if path else None
 
 
 def main(sm) -> None:
@@ -24,6 +29,9 @@ def main(sm) -> None:
         splits=io.read_json(inp.splits),
         best=pd.read_csv(inp.get("best")) if inp.get("best") else None,
         curve=pd.read_csv(inp.get("curve")) if inp.get("curve") else None,
+        fixed_point=law.section(
+            read(inp.get("fp_summary")), read(inp.get("fp_resolution")), sm.params.fixed_point
+        ),
     )
     s["provenance"] = {
         k: v for k, v in provenance.record({}, inputs=list(inp)).items() if k != "config"

@@ -143,11 +143,39 @@ def test_steps_of_base_and_long_runs():
     assert len(runs.steps(fp, table["grpo_k3_ratio_lr_half/beta_2/seed_3"])) == 6
 
 
-@pytest.mark.parametrize("name, samples", [("ref", 400), ("grpo_k3/beta_2/seed_3", 200)])
+COMPACT = {
+    "run": "grpo/k3_ratio",
+    "beta": 3.0,
+    "seeds": [0],
+    "max_steps": 160,
+    "save_steps": 40,
+    "samples": 100,
+}
+
+
+@pytest.mark.parametrize(
+    "name, samples",
+    [("ref", 400), ("grpo_k3/beta_2/seed_3", 200), ("grpo_k3_ratio_compact/beta_3/seed_0", 100)],
+)
 def test_eval_settings_samples(name, samples):
     base = {"seed": 0, "eval": {"samples": 50, "backend": "hf"}, "temperature": 0.7}
-    out = runs.eval_settings(base, FP, name)
+    fp = {**FP, "runs_first_seed": ["grpo/k3"], "compact": COMPACT}
+    out = runs.eval_settings(base, fp, name if name == "ref" else _by_name(fp)[name])
     assert out["eval"] == {"samples": samples, "backend": "hf"} and base["eval"]["samples"] == 50
+
+
+def test_the_compact_study_is_its_own_runs_steps_and_samples():
+    fp = {**FP, "compact": COMPACT}
+    assert runs.studies(fp) == ["main", "groups", "factors", "compact"]
+    assert runs.studies({**fp, "compact": None}) == ["main", "groups", "factors"]
+    (run,) = runs.study_runs(fp, "compact", 8)
+    assert run.name == "grpo_k3_ratio_compact/beta_3/seed_0" and run.compact and not run.long
+    assert _by_name(fp)[run.name] == run  # in the one table of runs
+    assert runs.steps(fp, run) == [40, 80, 120, 160]
+    over = runs.train_overrides(fp, run)
+    assert (over["max_steps"], over["save_steps"], over["beta"]) == (160, 40, 3.0)
+    assert over["on_pool"] and over["prompts_per_step"] == 8  # the stage's, shared
+    assert runs.study_runs({**fp, "compact": None}, "compact", 8) == []
 
 
 def test_compare_inputs():

@@ -88,9 +88,28 @@ def test_no_picture_without_temperatures():
     assert "landing-picture" not in rst and "best T" not in rst and "- **" not in rst
 
 
-def test_names_only_categories_the_default_report_has():
-    """The stage list names the default report's categories; the fixed-point study, a named
-    target, is said to be one, never listed as a category of this report."""
+def law():
+    """summary.json's `fixed_point` (grpo_repro.report.law.section) of a compact study."""
+    gaps = {"gap_pred_G": 0.03, "gap_pred": 0.07, "gap_stays": 0.15, "gap_to_one": 0.35}
+    out = {
+        k: v
+        for g, m in gaps.items()
+        for k, v in ((g, m), (g + "_lo", m - 0.01), (g + "_hi", m + 0.01))
+    }
+    own = {"own": True, "diff": 0.12, "diff_lo": 0.09, "diff_hi": 0.15, "resolved": True}
+    return {
+        **out,
+        **{"run": "grpo_k3_ratio_compact", "beta": 2.0, "G": 8, "n_prompts": 32, "n_seeds": 1},
+        **{"aim_G": True, "aim_gap_G": 0.03, "ratio_G": 0.2, "resolved": True, "floor_G": 0.01},
+        "better_baseline": "stays at p_ref",
+        "settings": {"steps": 160},
+        "resolution": [own],
+    }
+
+
+def test_names_only_categories_the_report_has():
+    """The stage list names the report's categories: without the compact study not the
+    fixed-point stage's, which is said to be the named target; with it, all six."""
     from grpo_repro.report.landing import STAGES
     from grpo_repro.report.registry import CATEGORIES
 
@@ -98,3 +117,21 @@ def test_names_only_categories_the_default_report_has():
     listed = rst.split("**Everything else**")[1]
     assert [name for name, _ in STAGES] == [c for c in CATEGORIES if c != "fixed_point"]
     assert "**fixed_point**" not in listed and "named target ``fixed_point``" in listed
+    listed = landing_rst({**summary(), "fixed_point": law()}).split("**Everything else**")[1]
+    assert [c for c in CATEGORIES if f"**{c}**" in listed] == list(CATEGORIES)
+
+
+def test_the_law_stands_beside_the_headline_with_its_picture():
+    png = bytes(range(256)) * 20
+    rst = landing_rst({**summary(), "fixed_point": law()}, png, png[::-1])
+    law_at = rst.index("**Fixed-point law")
+    assert rst.index("- **mirror**") < law_at < rst.index("law-picture") < rst.index("**Headline")
+    line = rst[law_at:].splitlines()[0]
+    assert "p*_G 0.030 [0.020, 0.040]" in line and '"stays at p_ref" 0.150' in line
+    assert "exceeds it by +0.120 [+0.090, +0.150]" in line and "is resolved against" in line
+    assert (
+        "0.030 is within 0.030" in line and "0.20 of the better baseline's, under 1/3: met" in line
+    )
+    html = publish_parts(rst, writer="html", settings_overrides={"report_level": 2})["body"]
+    assert "system-message" not in html and 'class="law-picture"' in html
+    assert "law-picture" not in landing_rst(summary(), png, png[::-1])  # no study, no picture

@@ -57,3 +57,17 @@ def report_targets():
         for split in SPLITS if plot.per_split else [None]:
             out += [str(p) for p in report_figures(plot, split)]
     return out
+
+
+# the compact fixed-point study (stage fixed_point): the data the summary reads, the picture the
+# landing page shows (none without the study)
+FP_COMPACT_DIR = f"{FP_DIR}/{fp_runs.COMPACT}"
+FP_COMPACT_DATA = (
+    {
+        "fp_summary": f"{FP_COMPACT_DIR}/data/summary.csv",
+        "fp_resolution": f"{FP_COMPACT_DIR}/data/resolution.csv",
+    }
+    if FP_COMPACT
+    else {}
+)
+FP_COMPACT_PICTURE = f"{FP_COMPACT_DIR}/fixed_point.png" if FP_COMPACT else []

@@ -205,6 +205,7 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 "plateau is read from the last two checkpoints",
             )
         )
+    found += compact_errors(fp.get("compact"), train.get("num_iterations", 1))
     long = fp.get("long_steps")
     if long is not None and (long <= fp.get("max_steps", 0) or long % fp.get("save_steps", 1)):
         found.append(
@@ -242,4 +243,26 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     pool, n_train = data.get("train_pool"), data.get("n_train")
     if pool is not None and n_train is not None and pool > n_train:
         found.append((["data", "train_pool"], f"must be <= data.n_train ({n_train})"))
+    return found
+
+
+def compact_errors(c: dict | None, mu: int) -> list:
+    """fixed_point.compact: checkpoints at fresh generation batches, a plateau of two checkpoints,
+    and a run kind with an interior fixed point (anchored on pi_ref: Thm 2-3; mirror has none)."""
+    if not c:
+        return []
+    where, found = ["fixed_point", "compact"], []
+    if c["save_steps"] % mu:
+        found.append(([*where, "save_steps"], f"must be a multiple of train.num_iterations ({mu})"))
+    if 2 * c["save_steps"] > c["max_steps"]:
+        found.append(
+            (
+                [*where, "save_steps"],
+                "at most half of fixed_point.compact.max_steps: the plateau is read from the "
+                "last two checkpoints",
+            )
+        )
+    variant = c["run"].split("/")[0]
+    if reg.plateau_base(variant) is None:
+        found.append(([*where, "run"], f"{variant} has no interior fixed point (Thm 5)"))
     return found

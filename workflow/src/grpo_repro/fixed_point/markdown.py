@@ -20,6 +20,7 @@ TITLES = {
     "main": "Main study: grpo and dr_grpo at every beta and seed, two_kl at the sweep's beta",
     "groups": "Group-size sweep: the plateau against p*_G as G grows",
     "factors": "Factors: plain k3, mirror, and one training setting changed at a time",
+    "compact": "Compact study (the default graph): one run kind at one beta, a few checkpoints",
 }
 
 

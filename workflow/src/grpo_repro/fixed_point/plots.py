@@ -1,5 +1,5 @@
 """Figure of the fixed-point test (Thm 2-3 at the population and at finite group size G, Thm 5):
-one column per beta. Top: each prompt's measured plateau (every seed) against its p_ref, beside
+one column per beta (one beta: the two panels side by side). Top: each prompt's measured plateau (every seed) against its p_ref, beside
 the predicted curves p*(p_ref) (Thm 2, solid black) and p*_G(p_ref) of each run's variant and G
 (dashed, the run's colour), the baselines y = p_ref ("stays") and y = 1 ("goes to 1", mirror's
 limit, Thm 5). Bottom: measured plateau against the predicted p*_G, y = x, with intervals (Wilson
@@ -36,10 +36,14 @@ def draw(inputs: dict, outputs: list, eps: float = 1e-5, **_) -> None:
     betas = sorted(prompts["beta"].unique())
     colors = _colors(prompts["run"].unique())
     style.apply_style()
-    fig, axes = style.panel_grid(2, len(betas), panel=(3.3, 3.0), squeeze=False)
+    wide = (
+        len(betas) == 1
+    )  # one beta (the compact study, the group sweep): the two panels side by side
+    shape = (1, 2) if wide else (2, len(betas))
+    fig, axes = style.panel_grid(*shape, panel=(3.3, 3.0), squeeze=False)
     grid = np.linspace(0.005, 0.995, 199)
     for j, beta in enumerate(betas):
-        top, bottom = axes[0, j], axes[1, j]
+        top, bottom = (axes[0, 0], axes[0, 1]) if wide else (axes[0, j], axes[1, j])
         lim = pred.orbit_limits(grid, beta, eps)
         ok = lim["kind"] == "fixed_point"
         top.plot(grid[ok], lim["a"][ok], color="k", lw=1.2, label="p*(p_ref), Thm 2")
@@ -95,10 +99,11 @@ def draw(inputs: dict, outputs: list, eps: float = 1e-5, **_) -> None:
         top.set(xlim=(0, 1), ylim=(0, 1.03), title=f"beta = {style.fmt(beta)}", xlabel="p_ref")
         bottom.set(xlim=(0, 1.03), ylim=(0, 1.03), xlabel="predicted p*_G")
         top.legend(fontsize=5.5, loc="lower right")
-    axes[0, 0].set_ylabel("measured plateau")
-    axes[1, 0].set_ylabel("measured plateau")
+    for ax in axes[:, 0] if not wide else axes[0]:
+        ax.set_ylabel("measured plateau")
+    what = "per-prompt plateau vs" if wide else "per-prompt plateau of GRPO training vs"
     fig.suptitle(
-        "Fixed-point test: per-prompt plateau of GRPO training vs the fixed points of h and h_G "
-        "(eps = " + style.fmt(eps) + ")"
+        f"Fixed-point test: {what} the fixed points of h and h_G (eps = {style.fmt(eps)})",
+        fontsize=8 if wide else None,
     )
     style.save_figure(fig, *outputs)

@@ -4,10 +4,11 @@ and Thm 9 for the two-KL variant) and their studies: one table of runs, name -> 
 A run is (variant, KL estimator, setting, beta, seed) at results/fixed_point/train/<name>
 (grpo_repro.runs.Tree), <name> = {variant}_{kl}[_{setting}]/beta_{beta}/seed_{seed}; setting is
 empty for the base runs, G<n> for the group-size sweep (train.num_generations = n), `long` for the
-convergence check (fixed_point.long_steps steps instead of max_steps) and a name of
+convergence check (fixed_point.long_steps steps instead of max_steps), `compact` for the
+default graph's short run (fixed_point.compact's steps and samples) and a name of
 fixed_point.factors for one changed training setting (the mechanism study). Every run is a row of
 `table` (Snakemake's {run} wildcard is constrained to its names); a name is looked up, never
-parsed. Three studies, each a named target:
+parsed. Three studies, each a named target, and the compact study of the default graph:
 
 - main    (`fixed_point_main`):    fixed_point.runs at every beta and seed, and
   fixed_point.runs_sweep (the two-KL variant, alpha = train.two_kl_alpha) at sweep_beta, every seed;
@@ -17,7 +18,10 @@ parsed. Three studies, each a named target:
   fixed_point.factors at sweep_beta, with the first seed, beside main's base runs (every kind of
   fixed_point.runs at sweep_beta); when fixed_point.long_steps is set, each of those trained
   long_steps steps (does doubling the steps move the plateau?); and the tabular control
-  (grpo_repro.fixed_point.tabular: the same update on a free per-prompt policy).
+  (grpo_repro.fixed_point.tabular: the same update on a free per-prompt policy);
+- compact (`snakemake -c2`, unless fixed_point.compact is null): fixed_point.compact's run kind at
+  its beta and seeds, trained its max_steps with checkpoints every save_steps, each checkpoint
+  sampled `samples` times (the law in minutes: most of the way to the plateau is covered early).
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ from grpo_repro import variants as reg
 from grpo_repro.evaluate.tasks import Task
 from grpo_repro.runs import REF, Tree
 
-STUDIES = ("main", "groups", "factors")
+STUDIES = ("main", "groups", "factors", "compact")
 SWEPT = "grpo/k3_ratio"  # the run kind of the group-size sweep and of the factors
 LONG = "long"  # the setting of the convergence check's runs (fixed_point.long_steps steps)
+COMPACT = "compact"  # the setting and study of the default graph's run (fixed_point.compact)
 POOL = "pool"  # the split every run is evaluated on: the fixed_point.n_prompts trained prompts
 
 
@@ -56,6 +61,10 @@ class Run:
     @property
     def long(self) -> bool:
         return self.setting == LONG
+
+    @property
+    def compact(self) -> bool:
+        return self.setting == COMPACT
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -88,6 +97,9 @@ def study_runs(fp: dict, study: str, base_g: int, alpha: float | None = None) ->
         sizes = sorted({int(base_g), *fp["group_sizes"]})
         settings = ["" if g == base_g else int(g) for g in sizes]
         return _runs([SWEPT], settings, sweep, seeds, **at)
+    if study == COMPACT:
+        c = fp.get(COMPACT)
+        return _runs([c["run"]], [COMPACT], [c["beta"]], c["seeds"], **at) if c else []
     if study == "factors":
         out = _runs(fp["runs_first_seed"], [""], fp["betas"], first, **at)
         out += _runs([SWEPT], ["", *fp["factors"]], sweep, first, **at)
@@ -95,6 +107,11 @@ def study_runs(fp: dict, study: str, base_g: int, alpha: float | None = None) ->
         out += _runs(fp["runs"], ["", *long], sweep, first, **at)
         return list({r.name: r for r in out}.values())
     raise ValueError(f"unknown study {study!r}; expected one of {STUDIES}")
+
+
+def studies(fp: dict) -> list[str]:
+    """The studies of this configuration: every one of STUDIES, compact only when configured."""
+    return [s for s in STUDIES if s != COMPACT or fp.get(COMPACT)]
 
 
 def tabular_variants(fp: dict) -> list[str]:
@@ -114,15 +131,19 @@ def table(fp: dict, base_g: int, alpha: float | None = None) -> dict[str, Run]:
     return out
 
 
-def checkpoint_steps(fp: dict, long: bool = False) -> list[int]:
-    """Every save_steps up to max_steps (long: up to long_steps; none when it is null)."""
-    last = (fp["long_steps"] or 0) if long else fp["max_steps"]
+def checkpoint_steps(fp: dict, setting: str = "") -> list[int]:
+    """Every save_steps up to max_steps; setting `long`: up to long_steps (none when it is null);
+    `compact`: fixed_point.compact's save_steps up to its max_steps (none when it is null)."""
+    if setting == COMPACT:
+        c = fp.get(COMPACT) or {"save_steps": 1, "max_steps": 0}
+        return list(range(c["save_steps"], int(c["max_steps"]) + 1, c["save_steps"]))
+    last = (fp["long_steps"] or 0) if setting == LONG else fp["max_steps"]
     return list(range(fp["save_steps"], int(last) + 1, fp["save_steps"]))
 
 
 def steps(fp: dict, run: Run) -> list[int]:
-    """The checkpoints a run is evaluated at: checkpoint_steps, long for a `long` run."""
-    return checkpoint_steps(fp, long=run.long)
+    """The checkpoints a run is evaluated at (checkpoint_steps of its setting)."""
+    return checkpoint_steps(fp, run.setting if run.long or run.compact else "")
 
 
 def train_overrides(fp: dict, run: Run) -> dict:
@@ -135,7 +156,7 @@ def train_overrides(fp: dict, run: Run) -> dict:
         "kl_estimator": run.kl,
         "learning_rate": fp["learning_rate"],
         "max_steps": steps(fp, run)[-1],
-        "save_steps": fp["save_steps"],
+        "save_steps": fp[COMPACT]["save_steps"] if run.compact else fp["save_steps"],
         "on_pool": True,
         "num_generations": run.group_size,
     }
@@ -147,10 +168,14 @@ def train_overrides(fp: dict, run: Run) -> dict:
     return train
 
 
-def eval_settings(base: dict, fp: dict, name: str) -> dict:
-    """What evaluating run `name` reads: `base` (config.eval_settings) with the sweep's sample
-    count: ref_samples for pi_ref (run `ref`, p_ref measured finely), samples for a checkpoint."""
-    samples = fp["ref_samples"] if name == REF else fp["samples"]
+def eval_settings(base: dict, fp: dict, run: Run | str) -> dict:
+    """What evaluating `run` reads: `base` (config.eval_settings) with the sweep's sample count:
+    ref_samples for pi_ref (`ref`, p_ref measured finely), samples for a checkpoint
+    (fixed_point.compact's for the compact run)."""
+    if run == REF:
+        samples = fp["ref_samples"]
+    else:
+        samples = fp[COMPACT]["samples"] if run.compact else fp["samples"]
     ecfg = {
         k: v for k, v in base["eval"].items() if k not in ("temperatures", "temperature_splits")
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 
+from grpo_repro.report import law
 from grpo_repro.report.markdown_cells import pct
 
 STAGES = (
@@ -29,12 +30,22 @@ STAGES = (
     ),
     ("report", "success amplification, theory overlay, summary tables"),
 )
-#: not a category of the default report: the study is a named target (docs/fixed_point.md)
-FIXED_POINT = (
-    "The per-prompt fixed-point law (plateau against p*_G) is tested by the named target "
-    "``fixed_point`` (about an hour here, docs/fixed_point.md); a report built with that target "
-    "adds its category."
+#: the category of the fixed-point stage, listed when the run has the compact study
+FIXED_POINT_STAGE = (
+    "fixed_point",
+    "the compact study: each training prompt's plateau against p*_G, p* and the baselines",
 )
+#: the full test is a named target (docs/fixed_point.md)
+FIXED_POINT = (
+    "The full fixed-point test (three betas, three seeds, two variants, group sizes and "
+    "factors) is the named target ``fixed_point`` (about an hour here, docs/fixed_point.md)."
+)
+
+
+def stages(s: dict) -> tuple:
+    """The categories of this report, in stage order: the fixed-point stage's only with the
+    compact study (the summary's `fixed_point`)."""
+    return STAGES + ((FIXED_POINT_STAGE,) if s.get("fixed_point") else ())
 
 
 NULL_MEANS = {  # what null stands for, by key (config/config.yaml's comments)
@@ -129,18 +140,30 @@ LAYOUT_CSS = (
 )
 
 
-def _picture(png: bytes | None) -> list[str]:
+#: the alt text of each picture the page embeds, by its CSS class
+ALT = {
+    "landing-picture": "success against the sampling temperature, pi_ref and every variant, by "
+    "problem class",
+    "law-picture": "fixed-point law: each training prompt's plateau against p_ref, p* and p*_G",
+}
+
+
+#: the most of the screen each picture takes: the second one ends within the first two screens
+HEIGHT = {"landing-picture": "75vh", "law-picture": "50vh"}
+
+
+def _picture(png: bytes | None, cls: str = "landing-picture") -> list[str]:
     """The PNG embedded as raw HTML (a data URL cut into short lines: docutils refuses a line of
     more than 10,000 characters, and URL parsing drops the newlines again), with LAYOUT_CSS."""
     if not png:
         return []
     data = base64.b64encode(png).decode("ascii")
-    alt = "success against the sampling temperature, pi_ref and every variant, by problem class"
+    style = [f"   <style>{LAYOUT_CSS}</style>"] if cls == "landing-picture" else []
     return [
         ".. raw:: html",
         "",
-        f"   <style>{LAYOUT_CSS}</style>",
-        f'   <img class="landing-picture" alt="{alt}" style="max-width:100%;max-height:75vh"',
+        *style,
+        f'   <img class="{cls}" alt="{ALT[cls]}" style="max-width:100%;max-height:{HEIGHT[cls]}"',
         '   src="data:image/png;base64,',
         *(f"   {data[i : i + 76]}" for i in range(0, len(data), 76)),
         '   ">',
@@ -148,11 +171,13 @@ def _picture(png: bytes | None) -> list[str]:
     ]
 
 
-def landing_rst(s: dict, picture: bytes | None = None) -> str:
+def landing_rst(s: dict, picture: bytes | None = None, law_picture: bytes | None = None) -> str:
     """The page (reStructuredText) from the summary dict: the picture a reader wants first
     (`picture`: the report's success-against-temperature PNG, embedded), one compact table, one
-    line per verdict, then the paper's numbers, the theory's pass count and the configuration's
-    differences from the paper; everything else is in the report's categories."""
+    line per verdict, the fixed-point law beside them (report.law; `law_picture`: the compact
+    study's plateau against p*_G per prompt), then the paper's numbers, the theory's pass count
+    and the configuration's differences from the paper; everything else is in the report's
+    categories."""
     cfg, pc, d = s["config"], s["paper_comparison"], s["derivations"]
     paper = pc["paper"]
     n_test = s.get("data", {}).get("test", {}).get("n", "n/a")
@@ -166,6 +191,8 @@ def landing_rst(s: dict, picture: bytes | None = None) -> str:
     best = _best(s)
     if best:
         lines += [f"- {verdict(best[v])}" for v in cfg["variants"] if v in best] + [""]
+    lines += law.landing(s.get("fixed_point"))
+    lines += _picture(law_picture, "law-picture") if s.get("fixed_point") else []
     lines += [
         f"**Headline beside the paper.** The paper: GSM8K test success {pct(paper['ref_mean_success'])} "
         f"(pi_ref) -> {pct(paper['final_mean_success'])} after one epoch of GRPO. "
@@ -182,7 +209,7 @@ def landing_rst(s: dict, picture: bytes | None = None) -> str:
         f"{d['errata_passed']} / {d['errata_total']} errata of the paper's text confirmed.",
         "",
         "**Everything else** is one click away, in the categories of this report, in stage order: "
-        + "; ".join(f"**{name}**: {text}" for name, text in STAGES)
+        + "; ".join(f"**{name}**: {text}" for name, text in stages(s))
         + ". Every number on this page is read from results/summary.json; results/summary.md has "
         "the full tables. " + FIXED_POINT,
     ]

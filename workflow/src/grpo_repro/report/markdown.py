@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from grpo_repro.report import law
 from grpo_repro.report.markdown_cells import _ci, _num, pct
 from grpo_repro.report.markdown_sharpening import sharpening_section
 
@@ -232,6 +233,7 @@ SECTIONS = (
     _header,
     _headline,
     sharpening_section,
+    lambda s: law.markdown(s.get("fixed_point")),
     _deviations,
     _data,
     _by_seed,

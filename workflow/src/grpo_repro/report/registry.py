@@ -16,7 +16,7 @@ CATEGORIES = {
     "train": "3. train: training curves",
     "evaluate": "4. evaluate: success per checkpoint (Fig 3)",
     "report": "5. report: amplification, theory overlay, summary",
-    "fixed_point": "6. fixed_point: measured plateau vs p* (named target)",
+    "fixed_point": "6. fixed_point: plateau vs p* and p*_G (Thm 2-3)",
 }
 
 
