@@ -15,7 +15,7 @@ FP = {
 
 def row(**kw):
     gaps = {"gap_pred_G": 0.03, "gap_pred": 0.08, "gap_stays": 0.15, "gap_to_one": 0.37}
-    out = {"run": "grpo_k3_ratio_compact", "variant": "grpo", "beta": 2.0, "G": 8, "n_seeds": 1}
+    out = {"run": "grpo_k3_ratio_compact", "variant": "grpo", "beta": 2.0, "G": 8, "n_seeds": 1.0}
     out |= {"n_prompts": 32, "plateau_steps": "240-320", "share_converged": 0.84}
     for k, m in gaps.items():
         out |= {k: m, f"{k}_lo": m - 0.01, f"{k}_hi": m + 0.01}
@@ -51,6 +51,7 @@ def test_section_names_the_better_baseline(stays, better, key):
         "prompts_per_step": 8,
     }
     assert s["G"] == 8 and isinstance(s["G"], int) and s["aim_G"] is True
+    assert "32 training prompts x 1 seed(s)" in law.headline(s)
 
 
 @pytest.mark.parametrize("lo_own, resolved", [(0.05, True), (-0.01, False)])

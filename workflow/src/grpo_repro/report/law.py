@@ -43,6 +43,7 @@ def section(summary: pd.DataFrame | None, resolution: pd.DataFrame | None, fp: d
     r = summary.iloc[0]
     out = {k: _value(r[k]) for k in KEYS if k in r}
     out["aim_G"] = bool(r["aim_G"])
+    out.update({k: int(r[k]) for k in ("G", "n_seeds", "n_prompts")})  # counts (CSV floats)
     stays = r["gap_stays"] <= r["gap_to_one"]
     out["better_baseline"] = "stays at p_ref" if stays else "goes to 1"
     out["better_baseline_key"] = "gap_stays" if stays else "gap_to_one"
