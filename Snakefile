@@ -35,6 +35,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/fixed_point.smk"
+include: "workflow/rules/fixed_point_compact.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -9,8 +9,7 @@ target: fixed_point_main (fixed_point.runs at every beta and seed, fixed_point.r
 sweep_beta), fixed_point_groups (the group-size sweep), fixed_point_factors (plain k3,
 mirror, one training setting changed at a time, the convergence check's long runs); `fixed_point`
 runs all three. A fourth, compact, is part of the default graph (fixed_point.compact: one run
-kind at one beta, a few checkpoints), with the resampling that says how finely it resolves the law
-(grpo_repro.fixed_point.resolution).
+kind at one beta, a few checkpoints); its own rules are in fixed_point_compact.smk.
 """
 
 
@@ -114,14 +113,6 @@ use rule fixed_point_evaluate as fixed_point_evaluate_long with:
         meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_LONG_STEPS)],
     wildcard_constraints:
         run=constraint(FP_LONG),
-
-
-use rule fixed_point_evaluate as fixed_point_evaluate_compact with:
-    output:
-        tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_COMPACT_STEPS)],
-        meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_COMPACT_STEPS)],
-    wildcard_constraints:
-        run=constraint(FP_COMPACT),
 
 
 rule fixed_point_kl:
@@ -241,31 +232,6 @@ rule fixed_point_plot:
         eps=config["train"]["smoothing_eps"],
     script:
         "../scripts/fixed_point_plot.py"
-
-
-rule fixed_point_resolution:
-    """Study compact: how finely it resolves p*_G's gap against the better baseline, by resampling
-    its prompts and samples at its own and smaller counts (grpo_repro.fixed_point.resolution)."""
-    input:
-        prompts=f"{FP_DIR}/{fp_runs.COMPACT}/data/prompts.csv",
-        code=code("fixed_point_resolution.py"),
-    output:
-        csv=f"{FP_DIR}/{fp_runs.COMPACT}/data/resolution.csv",
-    log:
-        f"{LOGS}/fixed_point/fixed_point_resolution.log",
-    benchmark:
-        f"{BENCH}/fixed_point/fixed_point_resolution.tsv"
-    conda:
-        ENV
-    threads: 1
-    params:
-        eps=config["train"]["smoothing_eps"],
-        samples=FP_COMPACT_RESAMPLE.get("samples", []),
-        prompts=FP_COMPACT_RESAMPLE.get("prompts", []),
-        n_resamples=config["report"]["n_bootstrap"],
-        seed=FP["seeds"][0],
-    script:
-        "../scripts/fixed_point_resolution.py"
 
 
 rule fixed_point_summary:

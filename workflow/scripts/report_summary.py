@@ -10,6 +10,7 @@ from grpo_repro.report import law, markdown, summary
 
 
 def read(path: str | None) -> pd.DataFrame | None:
+    """An optional input's table (None when the rule has no such input)."""
     return pd.read_csv(path) if path else None
 
 
@@ -27,8 +28,8 @@ def main(sm) -> None:
         config=sm.params.config,
         bench=summary.benchmarks(sm.params.benchmarks, summary.UPSTREAM_STAGES),
         splits=io.read_json(inp.splits),
-        best=pd.read_csv(inp.get("best")) if inp.get("best") else None,
-        curve=pd.read_csv(inp.get("curve")) if inp.get("curve") else None,
+        best=read(inp.get("best")),
+        curve=read(inp.get("curve")),
         fixed_point=law.section(
             read(inp.get("fp_summary")), read(inp.get("fp_resolution")), sm.params.fixed_point
         ),

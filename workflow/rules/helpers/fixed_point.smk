@@ -16,6 +16,8 @@ FP_STEPS = fp_runs.checkpoint_steps(FP)
 FP_LONG_STEPS = fp_runs.checkpoint_steps(FP, fp_runs.LONG)
 FP_COMPACT_STEPS = fp_runs.checkpoint_steps(FP, fp_runs.COMPACT)
 FP_COMPACT_RESAMPLE = (FP[fp_runs.COMPACT] or {}).get("resample", {})  # counts resampled at
+FP_COMPACT_DIR = f"{FP_DIR}/{fp_runs.COMPACT}"  # the compact study's page, figure and data
+FP_COMPACT_FILES = ["summary.md", "fixed_point.png", "data/resolution.csv"]
 
 
 def fp_study(study):
@@ -28,7 +30,4 @@ def fixed_point_targets():
     table (none when fixed_point.compact is null); the other studies are named targets."""
     if fp_runs.COMPACT not in FP_STUDIES:
         return []
-    return [f"{FP_DIR}/{fp_runs.COMPACT}/{f}" for f in FP_COMPACT_FILES]
-
-
-FP_COMPACT_FILES = ["summary.md", "fixed_point.png", "data/resolution.csv"]
+    return [f"{FP_COMPACT_DIR}/{f}" for f in FP_COMPACT_FILES]

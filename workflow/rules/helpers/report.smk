@@ -61,7 +61,6 @@ def report_targets():
 
 # the compact fixed-point study (stage fixed_point): the data the summary reads, the picture the
 # landing page shows (none without the study)
-FP_COMPACT_DIR = f"{FP_DIR}/{fp_runs.COMPACT}"
 FP_COMPACT_DATA = (
     {
         "fp_summary": f"{FP_COMPACT_DIR}/data/summary.csv",

@@ -132,8 +132,9 @@ def table(fp: dict, base_g: int, alpha: float | None = None) -> dict[str, Run]:
 
 
 def checkpoint_steps(fp: dict, setting: str = "") -> list[int]:
-    """Every save_steps up to max_steps; setting `long`: up to long_steps (none when it is null);
-    `compact`: fixed_point.compact's save_steps up to its max_steps (none when it is null)."""
+    """Every save_steps up to max_steps (any other setting: a base run's schedule); setting
+    `long`: up to long_steps (none when it is null); `compact`: fixed_point.compact's save_steps up
+    to its max_steps (none when it is null)."""
     if setting == COMPACT:
         c = fp.get(COMPACT) or {"save_steps": 1, "max_steps": 0}
         return list(range(c["save_steps"], int(c["max_steps"]) + 1, c["save_steps"]))
@@ -143,7 +144,7 @@ def checkpoint_steps(fp: dict, setting: str = "") -> list[int]:
 
 def steps(fp: dict, run: Run) -> list[int]:
     """The checkpoints a run is evaluated at (checkpoint_steps of its setting)."""
-    return checkpoint_steps(fp, run.setting if run.long or run.compact else "")
+    return checkpoint_steps(fp, run.setting)
 
 
 def train_overrides(fp: dict, run: Run) -> dict:
@@ -151,12 +152,13 @@ def train_overrides(fp: dict, run: Run) -> dict:
     grpo_run's train_overrides; its GRPO seed is the run's): the run's beta, KL estimator, G
     and alpha (two-KL runs), the sweep's steps, learning rate and prompts per step (null: the
     default runs'), on the pool (many epochs), then a factor's keys."""
+    schedule = steps(fp, run)
     train = {
         "beta": run.beta,
         "kl_estimator": run.kl,
         "learning_rate": fp["learning_rate"],
-        "max_steps": steps(fp, run)[-1],
-        "save_steps": fp[COMPACT]["save_steps"] if run.compact else fp["save_steps"],
+        "max_steps": schedule[-1],
+        "save_steps": schedule[0],  # checkpoint_steps starts at the run's save_steps
         "on_pool": True,
         "num_generations": run.group_size,
     }
