@@ -4,6 +4,7 @@ never truncates what its earlier attempts wrote."""
 import subprocess
 import sys
 
+from grpo_repro import io
 from tests.helpers import ROOT
 
 
@@ -15,3 +16,44 @@ def test_a_second_attempt_appends_to_the_log(tmp_path):
     lines = log.read_text().splitlines()
     assert lines[0] == "first attempt" and "second attempt" in lines
     assert lines.index("second attempt") > lines.index("first attempt")
+
+
+JOB = """
+import atexit, sys
+from grpo_repro import io
+io.log_to(sys.argv[1])
+atexit.register(print, "exit handler ran")
+print("written")
+sys.stdout.write("buffered tail")  # no newline: only a flush writes it
+if sys.argv[2] == "fail":
+    raise RuntimeError("the job failed")
+io.end_job(sys.argv[3])
+print("not reached when the process is the job's")
+"""
+
+
+def _job(tmp_path, outcome, script):
+    path = tmp_path / "tmpab12cd.evaluate_run.py"  # as Snakemake names its copy of a script
+    path.write_text(JOB)
+    log = tmp_path / "job.log"
+    proc = subprocess.run(
+        [sys.executable, str(path), str(log), outcome, script], cwd=ROOT, capture_output=True
+    )
+    return proc.returncode, log.read_text()
+
+
+def test_end_job_runs_the_exit_handlers_flushes_and_exits_zero(tmp_path):
+    code, log = _job(tmp_path, "ok", "workflow/scripts/evaluate_run.py")
+    assert code == 0 and "not reached" not in log
+    assert "written" in log and "buffered tail" in log and "exit handler ran" in log
+    assert io.JOB_TIMES in log.splitlines()[-1]
+
+
+def test_end_job_returns_in_a_process_started_for_another_script(tmp_path):
+    code, log = _job(tmp_path, "ok", "workflow/scripts/train_grpo.py")
+    assert code == 0 and "not reached" in log and "exit handler ran" in log
+
+
+def test_a_failed_job_still_exits_non_zero(tmp_path):
+    code, log = _job(tmp_path, "fail", "workflow/scripts/evaluate_run.py")
+    assert code == 1 and "RuntimeError: the job failed" in log and io.JOB_TIMES in log

@@ -27,6 +27,7 @@ import argparse
 import glob
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -63,9 +64,17 @@ def checkout(dest: Path, ref: str | None) -> Path:
     return dest
 
 
-def run_graph(repo: Path, cores: int, config: str) -> float:
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children and their descendants."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run_graph(repo: Path, cores: int, config: str) -> tuple[float, float]:
+    """The graph's wall time and the CPU time of Snakemake with every process it started (its
+    scheduler, the jobs, their children)."""
     env = {**os.environ, "PYTHONPATH": str(repo / "workflow" / "src")}
-    t0 = time.perf_counter()
+    c0, t0 = children_cpu(), time.perf_counter()
     subprocess.run(
         [str(ROOT / ".venv" / "bin" / "snakemake"), f"-c{cores}", "--configfile", config, "-q"],
         cwd=repo,
@@ -73,7 +82,7 @@ def run_graph(repo: Path, cores: int, config: str) -> float:
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, children_cpu() - c0
 
 
 def startup_seconds(repo: Path, n: int = 3) -> float:
@@ -196,7 +205,9 @@ def eval_tasks(repo: Path) -> pd.DataFrame:
     ).reset_index()
 
 
-def report(label: str, repo: Path, wall: float, cores: int, startup: float) -> dict:
+def report(
+    label: str, repo: Path, wall: float, cores: int, startup: float, total: float = float("nan")
+) -> dict:
     jb = jobs(repo)
     print(f"\n== {label}: graph wall {wall:.0f} s ({len(jb)} jobs) ==")
     print(
@@ -216,6 +227,10 @@ def report(label: str, repo: Path, wall: float, cores: int, startup: float) -> d
             )
     bound = jb["cpu"].sum() / cores
     print(f"lower bound (job CPU / {cores} cores): {bound:.0f} s; wall / bound {wall / bound:.2f}")
+    print(
+        f"CPU of the whole run (Snakemake and every process it started): {total:.0f} s, of which "
+        f"outside the jobs {total - jb['cpu'].sum():.0f} s; idle {cores * wall - total:.0f} core-s"
+    )
     sft = jb[jb["job"].str.endswith("train_reference")]
     if len(sft):
         print(f"critical path: SFT {sft['wall'].sum():.0f} s wall ({sft['cpu'].sum():.0f} s CPU)")
@@ -263,15 +278,16 @@ def main() -> None:
         label = ref or "working tree"
         repo, done = base / (ref or "current"), base / (ref or "current") / WALL_FILE
         if ref and done.exists():  # a commit's finished run kept under --keep: not rerun
-            wall = json.loads(done.read_text())["wall"]
+            kept = json.loads(done.read_text())
+            wall, total = kept["wall"], kept.get("cpu", float("nan"))
             print(f"[{label}] finished run kept in {repo} ({wall:.0f} s when it ran): reused")
         else:
             shutil.rmtree(repo, ignore_errors=True)
             repo = checkout(repo, ref)
             print(f"[{label}] running the graph ...")
-            wall = run_graph(repo, a.cores, a.config)
-            done.write_text(json.dumps({"wall": wall}))
-        results[label] = report(label, repo, wall, a.cores, startup_seconds(repo))
+            wall, total = run_graph(repo, a.cores, a.config)
+            done.write_text(json.dumps({"wall": wall, "cpu": total}))
+        results[label] = report(label, repo, wall, a.cores, startup_seconds(repo), total)
     if len(results) > 1:
         cur = results.get("working tree")
         for label, r in results.items():

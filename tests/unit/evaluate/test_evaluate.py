@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 import torch
 
+from grpo_repro import reward
 from grpo_repro.config import eval_settings
-from grpo_repro.evaluate import partial
+from grpo_repro.evaluate import partial, scoring
 from grpo_repro.evaluate import run as ev
 from grpo_repro.evaluate import tasks as ev_tasks
 from grpo_repro.evaluate.scoring import PROMPT_COLUMNS  # what evaluation must write for the report
@@ -49,6 +50,33 @@ def run(micro, records, batch=2, partial=None, samples=16, params=PARAMS, **kw):
         progress=False,
         **kw,
     )
+
+
+@pytest.mark.parametrize(
+    "texts, gold, mode, expected",
+    [
+        ([], "7", "strict", 0),
+        (["#### 7"] * 5, "7", "strict", 5),
+        (["#### 7", "#### 8", "#### 7", "so 7", "#### 7"], "7", "strict", 3),
+        (["#### 7", "#### 8", "#### 7", "so 7", "#### 7"], "7", "lenient", 4),
+        (["3 + 4 = 7 \n #### 7", "3 + 4 = 8 \n #### 8"] * 3, "8", "strict", 3),
+    ],
+)
+def test_successes_counts_each_sample_scoring_each_distinct_text_once(
+    texts, gold, mode, expected, monkeypatch
+):
+    """scoring.successes: the count of correct samples (as scoring every sample gives), with
+    reward.is_correct called once per distinct text."""
+    naive = sum(reward.is_correct(t, gold, mode) for t in texts)
+    calls, real = [], reward.is_correct
+
+    def counted(text, *args):
+        calls.append(text)
+        return real(text, *args)
+
+    monkeypatch.setattr(reward, "is_correct", counted)
+    assert scoring.successes(texts, gold, mode) == naive == expected
+    assert sorted(calls) == sorted(set(texts))
 
 
 def test_table_columns_and_values(micro):

@@ -68,3 +68,25 @@ def test_resolution_names_the_map_it_predicts_with(group_size, label):
     prompts, _ = check(*tables(n_prompts=16))
     res = resolution.resolution_table(prompts, EPS, [], None, n_resamples=50, group_size=group_size)
     assert list(res["prediction"]) == [label] and bool(res["own"].iloc[0])
+
+
+@pytest.mark.parametrize("group_size", [G, None])
+def test_limits_iterated_once_per_distinct_p_ref_equal_the_whole_array(group_size, monkeypatch):
+    """resolution._limits iterates the map on the distinct resampled p_ref values only: the same
+    numbers, bit for bit, as iterating it on every element (boundaries 0 and 1 absorbing)."""
+    prompts, _ = check(*tables(n_prompts=8))
+    rng = np.random.default_rng(1)
+    p_ref = rng.binomial(50, rng.uniform(0, 1, (40, 8))) / 50
+    p_ref[0, :2] = 0.0, 1.0
+    calls, real = [], pred.orbit_limits
+
+    def counted(p, *args, **kwargs):
+        calls.append(p.size)
+        return real(p, *args, **kwargs)
+
+    monkeypatch.setattr(pred, "orbit_limits", counted)
+    got = resolution._limits(p_ref, prompts, EPS, group_size)
+    whole = real(np.clip(p_ref, 1e-9, 1 - 1e-9), BETA, EPS, n_iter=400, group_size=group_size)
+    want = np.where((p_ref > 0) & (p_ref < 1), whole["last"], p_ref)
+    assert np.array_equal(got, want)
+    assert calls == [len(np.unique(p_ref))] and calls[0] < p_ref.size / 4

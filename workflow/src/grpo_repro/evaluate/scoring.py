@@ -3,6 +3,8 @@ reward (the one GRPO trains on) and the lenient one, with Wilson 95% intervals."
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pandas as pd
 
 from grpo_repro import reward
@@ -33,6 +35,13 @@ TABLE_COLUMNS = [
 ]
 
 
+def successes(texts: list[str], gold: str, mode: str) -> int:
+    """How many of a prompt's completions `texts` are correct under `mode`: each distinct text
+    is scored once and counted with its multiplicity (a prompt's samples repeat, the more so at
+    low temperature), the same count as scoring every sample."""
+    return sum(n for text, n in Counter(texts).items() if reward.is_correct(text, gold, mode))
+
+
 def score_chunk(records, out) -> list[dict]:
     """Per-prompt counts of one chunk from a SampleOutput."""
     rows = []
@@ -41,10 +50,8 @@ def score_chunk(records, out) -> list[dict]:
         rows.append(
             {
                 "prompt_id": rec["prompt_id"],
-                "successes": sum(reward.is_correct(t, rec["gold"], "strict") for t in texts),
-                "successes_lenient": sum(
-                    reward.is_correct(t, rec["gold"], "lenient") for t in texts
-                ),
+                "successes": successes(texts, rec["gold"], "strict"),
+                "successes_lenient": successes(texts, rec["gold"], "lenient"),
                 "samples": len(texts),
                 "tokens": int(out.lengths[i].sum()),
                 "truncated": int((~out.finished[i]).sum()),

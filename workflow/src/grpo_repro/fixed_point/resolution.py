@@ -25,18 +25,20 @@ from grpo_repro.fixed_point.aggregate import AIM_RATIO
 
 
 def _limits(p_ref: np.ndarray, g: pd.DataFrame, eps: float, group_size) -> np.ndarray:
-    """p*_G (group_size G; None: p* of h) of each resampled p_ref; the boundaries absorbing."""
+    """p*_G (group_size G; None: p* of h) of each resampled p_ref; the boundaries absorbing.
+    A resampled p_ref is a count over its sample size, so the map is iterated once per distinct
+    value (elementwise: the same numbers as on the whole array)."""
     base = reg.plateau_base(g["variant"].iloc[0]).name
-    inner = (p_ref > 0) & (p_ref < 1)
+    values, where = np.unique(p_ref, return_inverse=True)
     lim = pred.orbit_limits(
-        np.clip(p_ref, 1e-9, 1 - 1e-9),
+        np.clip(values, 1e-9, 1 - 1e-9),
         float(g["beta_pred"].iloc[0]),
         eps,
         n_iter=400,
         group_size=group_size,
         variant=base,
-    )
-    return np.where(inner, lim["last"], p_ref)
+    )["last"][where.reshape(p_ref.shape)]
+    return np.where((p_ref > 0) & (p_ref < 1), lim, p_ref)
 
 
 def resample(
