@@ -4,6 +4,8 @@ never truncates what its earlier attempts wrote."""
 import subprocess
 import sys
 
+import pytest
+
 from grpo_repro import io
 from tests.helpers import ROOT
 
@@ -57,3 +59,50 @@ def test_end_job_returns_in_a_process_started_for_another_script(tmp_path):
 def test_a_failed_job_still_exits_non_zero(tmp_path):
     code, log = _job(tmp_path, "fail", "workflow/scripts/evaluate_run.py")
     assert code == 1 and "RuntimeError: the job failed" in log and io.JOB_TIMES in log
+
+
+RUNPY = """
+import runpy, sys
+script = sys.argv.pop(1)  # the job then reads its own arguments, as when run directly
+runpy.run_path(script, run_name="__main__")
+print("the calling process went on")
+"""
+
+
+def test_end_job_returns_in_a_process_that_runs_the_script_with_runpy(tmp_path):
+    """runpy (as the tests run the rules' scripts) sets sys.argv[0] to the script: end_job must
+    still return, or it would end the calling process (pytest) with status 0."""
+    path = tmp_path / "tmpab12cd.evaluate_run.py"
+    path.write_text(JOB)
+    log = tmp_path / "job.log"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            RUNPY,
+            str(path),
+            str(log),
+            "ok",
+            "workflow/scripts/evaluate_run.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0 and "not reached" in log.read_text()
+    assert "the calling process went on" in log.read_text() + proc.stdout
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["python", ".snakemake/scripts/tmpab12.evaluate_run.py"], True),
+        (["python", "-u", "-X", "importtime", "workflow/scripts/evaluate_run.py"], True),
+        (["python", "workflow/scripts/train_grpo.py"], False),
+        (["python", "-m", "pytest", "tests/unit"], False),
+        (["python", "-c", "import x", "evaluate_run.py"], False),
+        (["python"], False),
+    ],
+)
+def test_started_for_reads_the_interpreters_command_line(argv, expected):
+    assert io.started_for("workflow/scripts/evaluate_run.py", argv) is expected
