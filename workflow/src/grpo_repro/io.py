@@ -152,14 +152,11 @@ def started_for(script: str, argv: list[str] | None = None) -> bool:
     i = 0
     while i < len(args):
         a = args[i]
-        if a[:2] in ("-m", "-c"):  # a module or a command, not a file
+        if a[:2] in ("-m", "-c") or a == "-":  # a module, a command or stdin: not a file
             return False
-        if a in ("-X", "-W", "-Q"):  # an option whose value is the next argument
-            i += 2
-            continue
-        if not a.startswith("-") or a == "-":
-            return a != "-" and Path(a).name.endswith(Path(script).name)
-        i += 1
+        if not a.startswith("-"):
+            return Path(a).name.endswith(Path(script).name)
+        i += 2 if a in ("-X", "-W") else 1  # -X and -W take the next argument as their value
     return False
 
 
