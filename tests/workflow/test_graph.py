@@ -38,19 +38,61 @@ def test_two_kl_graph():
     assert trained == {"two_kl"}, trained
 
 
-def test_paper_graph(monkeypatch):
-    counts = job_counts(dry_run("--configfile", "config/paper.yaml"))
-    assert counts.get("train_grpo") == 4
+#: the rules whose jobs load a model (pi_ref, a checkpoint): each must hold a GPU in a GPU graph
+MODEL_RULES = {
+    "train_reference",
+    "train_grpo",
+    "evaluate_reference",
+    "evaluate_run",
+    "fixed_point_train",
+    "fixed_point_evaluate_ref",
+    "fixed_point_evaluate",
+    "fixed_point_evaluate_compact",
+    "fixed_point_evaluate_long",
+    "fixed_point_kl",
+}
+
+
+def job_gpus(out: str) -> dict[str, set[int]]:
+    """{rule: the `gpu` resources of its jobs} of a dry run's job list (0 where none is declared)."""
+    found: dict[str, set[int]] = {}
+    rule = None
+    for line in out.splitlines():
+        m = re.match(r"^(?:local)?rule (\w+):", line)
+        if m:
+            rule = m.group(1)
+            found.setdefault(rule, set())
+        m = re.search(r"resources: (.*)", line)
+        if m and rule:
+            gpu = re.search(r"\bgpu=(\d+)", m.group(1))
+            found[rule].add(int(gpu.group(1)) if gpu else 0)
+    return found
+
+
+def test_paper_graph_is_the_papers_run_and_every_model_job_holds_a_gpu():
+    """config/paper.yaml: the paper trained one run (grpo); no fixed-point study in its graph (the
+    overlay config/paper_studies.yaml adds it and the other variants); every job that loads a
+    model holds a GPU (8 for training: 7 training processes and the vLLM server)."""
+    out = dry_run("--configfile", "config/paper.yaml")
+    counts = job_counts(out)
+    assert counts.get("train_grpo") == 1 and counts["evaluate_run"] == 1
     assert "train_reference" not in counts  # pi_ref is the hub model
+    assert not [r for r in counts if r.startswith("fixed_point")], counts
+    for files in (["config/paper.yaml"], ["config/paper.yaml", "config/paper_studies.yaml"]):
+        gpus = job_gpus(dry_run("--configfile", *files))
+        models = {r: g for r, g in gpus.items() if r in MODEL_RULES}
+        assert models and all(0 not in g for g in models.values()), (files, models)
+        assert gpus["train_grpo"] == {8}
+    assert {"fixed_point_kl", "fixed_point_train"} <= set(models)  # the studies' overlay
 
 
-def test_smoke_graph():
-    """config/smoke.yaml over config/paper.yaml: the paper's graph (GSM8K, no hub) plus the built
-    model's pi_ref."""
-    counts = job_counts(dry_run("--configfile", "config/paper.yaml", "config/smoke.yaml"))
-    assert counts["train_reference"] == 1 and counts["train_grpo"] == 4
-    assert counts["evaluate_reference"] == 1 and counts["evaluate_run"] == 4  # one job per run
-    assert counts["report_summary"] == 1
+def test_rehearsal_graph_is_the_papers_on_the_cpu():
+    """The rehearsal (config/rehearsal.yaml over config/paper.yaml) schedules the paper graph's
+    jobs, rule for rule, none of them asking for a GPU."""
+    paper = job_counts(dry_run("--configfile", "config/paper.yaml"))
+    out = dry_run("--configfile", "config/paper.yaml", "config/rehearsal.yaml")
+    assert job_counts(out) == paper
+    assert all(g == {0} for g in job_gpus(out).values())
 
 
 # ------------------------------------------------------------------------------ code dependencies

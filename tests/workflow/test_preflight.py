@@ -5,26 +5,34 @@ commands) get past the start, the device being checked by the jobs on the GPU no
 
 import os
 
-from tests.helpers import copy_workflow, snakemake
+from tests.helpers import copy_workflow, rehearsal, snakemake
 
 TARGET = "results/theory/derivations.json"  # a small graph: the start is what is tested
 
 
-def run(work, *args, path_prefix=None):
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # no GPU, whatever the test machine has
+def run(work, hf_home, *args, path_prefix=None, timeout=300):
+    """(exit status or None when cut at `timeout`, output) of a run on the rehearsal's hub cache."""
+    import subprocess
+
+    # no GPU, whatever the test machine has; the hub's files in the rehearsal's cache
+    env = rehearsal.env(hf_home, CUDA_VISIBLE_DEVICES="")
     if path_prefix:
         env["PATH"] = f"{path_prefix}{os.pathsep}{env['PATH']}"
-    res = snakemake([TARGET, *args], work, env, timeout=300)
+    try:
+        res = snakemake([TARGET, *args], work, env, timeout=timeout)
+    except subprocess.TimeoutExpired as cut:  # what it printed until then
+        out = [x.decode() if isinstance(x, bytes) else x or "" for x in (cut.stdout, cut.stderr)]
+        return None, "".join(out)
     return res.returncode, res.log
 
 
-def test_local_run_stops_at_start_naming_the_key(tmp_path):
+def test_local_run_stops_at_start_naming_the_key(tmp_path, hub_cache):
     work = copy_workflow(tmp_path / "wf")
     (work / "bf16.yaml").write_text("train: {bf16: true}\n")
-    config = ["--configfile", "config/paper.yaml", "config/smoke.yaml", "bf16.yaml"]
-    rc, out = run(work, "-n", *config)
+    config = [*rehearsal.CONFIG_ARGS, "bf16.yaml"]
+    rc, out = run(work, hub_cache, "-n", *config)
     assert rc == 0, out  # a dry run only builds the graph
-    rc, out = run(work, "-c1", *config)
+    rc, out = run(work, hub_cache, "-c1", *config)
     assert rc != 0
     assert "this run cannot start" in out and "config key 'train.bf16' (" in out, out
     assert f"{work / 'bf16.yaml'}:1)" in out
@@ -32,7 +40,7 @@ def test_local_run_stops_at_start_naming_the_key(tmp_path):
     assert not (work / "results").exists(), "a job ran before the check"
 
 
-def test_cluster_executor_defers_the_device_to_the_jobs(tmp_path):
+def test_cluster_executor_defers_the_device_to_the_jobs(tmp_path, hub_cache):
     work = copy_workflow(tmp_path / "wf")
     (work / "bf16.yaml").write_text("train: {bf16: true}\n")
     fake = tmp_path / "bin"
@@ -42,6 +50,7 @@ def test_cluster_executor_defers_the_device_to_the_jobs(tmp_path):
         (fake / cmd).chmod(0o755)
     rc, out = run(
         work,
+        hub_cache,
         "--executor",
         "slurm",
         "-j1",
@@ -49,21 +58,22 @@ def test_cluster_executor_defers_the_device_to_the_jobs(tmp_path):
         "1",
         "--seconds-between-status-checks",
         "1",
-        "--configfile",
-        "config/paper.yaml",
-        "config/smoke.yaml",
+        *rehearsal.CONFIG_ARGS,
         "bf16.yaml",
         path_prefix=fake,
+        timeout=120,
     )
-    assert rc != 0  # the fake cluster refuses every job ...
+    # the fake cluster refuses every job (the SLURM plugin 2.6.1 then waits for the refused job's
+    # status, which the fake refuses too: the run is cut) ...
+    assert rc != 0
     assert "this run cannot start" not in out, out  # ... but the login node's start passed
-    assert "Job submission failed" in out and "fake slurm" in out, out
+    assert "Execute 1 jobs" in out and "fake slurm" in out, out
 
 
 def test_dry_run_needs_no_hub_but_a_run_checks_it_at_start(tmp_path):
-    """The hub's model is checked by on_start, which Snakemake never calls in a dry run (no guess
-    from the command line): offline and uncached, `-n` builds the graph and a run stops at start
-    naming the model, before any job."""
+    """The hub's files are checked by on_start, which Snakemake never calls in a dry run (no guess
+    from the command line): uncached, `-n` builds the graph and a run stops at start naming the
+    model, the data and the prefetch, before any job (no job ever reaches the hub)."""
     work = copy_workflow(tmp_path / "wf")
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "empty_cache"))
     args = [TARGET, "--configfile", "config/paper.yaml"]
@@ -71,5 +81,8 @@ def test_dry_run_needs_no_hub_but_a_run_checks_it_at_start(tmp_path):
     assert res.returncode == 0, res.log
     res = snakemake(["-c1", *args], work, env, timeout=300)
     assert res.returncode != 0
-    assert "Qwen/Qwen2.5-0.5B-Instruct" in res.log and "not in the local cache" in res.log, res.log
+    assert "Qwen/Qwen2.5-0.5B-Instruct" in res.log and "python -m grpo_repro.prefetch" in res.log
+    assert (
+        "config key 'model.name_or_path'" in res.log and "config key 'data.train_path'" in res.log
+    )
     assert not (work / "results").exists(), "a job ran before the check"

@@ -1,8 +1,8 @@
 """Slow check (pytest -m slow): nothing finished is lost, nothing stale is used.
 
-One finished run of the smoke configuration (config/smoke.yaml over config/paper.yaml: the shipped
-64-problem GSM8K excerpt, the paper's code path, the smallest whole graph whose data comes from
-files), then:
+One finished run of the rehearsal (config/rehearsal.yaml over config/paper.yaml: the paper's code
+path at toy size, pi_ref from the rehearsal's hub cache) on the shipped 64-problem GSM8K excerpt as
+local files (local.yaml: the smallest whole graph whose data comes from files), then:
   - one bad data edit (data.n_test: 100 > the 64 problems of the test file) stops the workflow when
     it loads, naming the key, file and line; results/data/ is untouched;
   - the edit reverted: "Nothing to be done" (no training, no evaluation reruns);
@@ -14,20 +14,20 @@ exceed a file there.)
 """
 
 import json
-import os
 
 import pytest
 import yaml
 
 from grpo_repro.config import load
-from tests.helpers import copy_workflow, job_counts, snakemake
+from tests.helpers import copy_workflow, job_counts, rehearsal, snakemake
 
-SMOKE = ["config/paper.yaml", "config/smoke.yaml"]  # the smoke run: an overlay of the paper's
+RUN = [*rehearsal.FILES, "config/local.yaml"]  # the rehearsal on local GSM8K files
+LOCAL = "data:\n  train_path: workflow/resources/gsm8k/train.jsonl\n  test_path: workflow/resources/gsm8k/test.jsonl\n"
 
 
-def _run(wd, *args, timeout=3000):
-    env = {**os.environ, "PYTHONPATH": str(wd / "workflow" / "src")}
-    return snakemake([*args, "--configfile", *SMOKE, "config/edit.yaml"], wd, env, timeout)
+def _run(wd, hub, *args, timeout=3000):
+    env = rehearsal.env(hub, PYTHONPATH=str(wd / "workflow" / "src"))
+    return snakemake([*args, "--configfile", *RUN, "config/edit.yaml"], wd, env, timeout)
 
 
 def _stamps(wd):
@@ -40,33 +40,34 @@ def _stamps(wd):
 
 
 @pytest.mark.slow
-def test_bad_data_edit_then_revert_reruns_nothing(tmp_path):
+def test_bad_data_edit_then_revert_reruns_nothing(tmp_path, hub_cache):
     wd = copy_workflow(tmp_path / "wf")
+    (wd / "config" / "local.yaml").write_text(LOCAL)
     edit = wd / "config" / "edit.yaml"
     edit.write_text("{}\n")
-    first = _run(wd, "-c2")
+    first = _run(wd, hub_cache, "-c2")
     assert first.returncode == 0, first.log[-4000:]
     before = _stamps(wd)
     assert any(k.startswith("results/train/") and k.endswith("run.json") for k in before)
 
     edit.write_text("data:\n  n_test: 100\n")
-    bad = _run(wd, "-c2")
+    bad = _run(wd, hub_cache, "-c2")
     assert bad.returncode != 0
     assert "'data.n_test' (" in bad.log and "edit.yaml:2)" in bad.log, bad.log[-3000:]
     assert "holds 64" in bad.log
     assert _stamps(wd) == before  # nothing deleted, nothing rewritten
 
     edit.write_text("{}\n")
-    again = _run(wd, "-n")
+    again = _run(wd, hub_cache, "-n")
     assert again.returncode == 0 and "Nothing to be done" in again.log, again.log[-3000:]
 
     edit.write_text("eval:\n  batch_prompts: 3\n")
-    speed = _run(wd, "-n")
+    speed = _run(wd, hub_cache, "-n")
     assert speed.returncode == 0 and "Nothing to be done" in speed.log, speed.log[-3000:]
 
-    cfg = load(*(wd / f for f in SMOKE))
+    cfg = load(*(wd / f for f in RUN))
     edit.write_text(yaml.safe_dump({"train": {"seeds": [*cfg["train"]["seeds"], 7]}}))
-    more = _run(wd, "-n")
+    more = _run(wd, hub_cache, "-n")
     assert more.returncode == 0, more.log[-3000:]
     assert job_counts(more.log)["train_grpo"] == len(cfg["variants"]), more.log[-3000:]
     assert "train_reference" not in job_counts(more.log)
@@ -77,7 +78,7 @@ def test_bad_data_edit_then_revert_reruns_nothing(tmp_path):
     record = json.loads(first_line)
     record["answer"] = record["answer"].rsplit("####", 1)[0] + "#### 123456"
     data.write_text(json.dumps(record) + "\n" + rest)
-    stale = _run(wd, "-n")
+    stale = _run(wd, hub_cache, "-n")
     assert stale.returncode == 0 and job_counts(stale.log).get("data_prepare") == 1, stale.log[
         -3000:
     ]

@@ -1,14 +1,19 @@
-"""Paper-scale check on one GPU, no downloads (README, "GPU environment"): a randomly initialised
-model of Qwen2.5-0.5B's shape (hidden 896, 24 layers, 14 heads, 2 KV heads, ffn 4864) with the
-organism's tokenizer, trained with the paper's GRPO settings (Sec. 6: G 16, per-device batch 16,
-grad accum 4, mu 10, 200-token completions, temperature 0.1, bf16) through the pipeline's own
-train(), then evaluated with the pipeline's sampler (50 samples x 200 tokens). Four phases, each
-written to OUT/gpu_paper_scale.json as soon as it ends, so a run cut by its time limit keeps what it
-measured; a phase that would start past --budget-s is skipped:
+"""Paper-scale check on one GPU, no downloads (docs/gpu.md, "The first GPU"): a randomly initialised
+model of Qwen2.5-0.5B's published shape (QWEN25_05B: hidden 896, 24 layers, 14 heads, 2 KV heads,
+ffn 4864, its 151,936-token vocabulary, tied embeddings) with the rehearsal's byte-level BPE and
+Qwen2.5's chat template (grpo_repro.rehearsal's stand-in, on GSM8K's shipped excerpt), trained with
+config/paper.yaml's GRPO settings (Sec. 6: G 16, per-device batch 16, grad accum 4, mu 10,
+200-token completions, temperature 0.1, bf16, TRL's own step) through the pipeline's own train(),
+then evaluated with the pipeline's sampler (50 samples x 200 tokens). Four phases, each written to
+OUT/gpu_paper_scale.json as soon as it ends, so a run cut by its time limit keeps what it
+measured; a phase that would start past --budget-s is skipped. OUT/throughput.json is the
+throughput table that `python -m grpo_repro.plan --throughput OUT/throughput.json` reads
+(grpo_repro.plan: the repository's table, workflow/resources/gpu_throughput.json, holds assumptions
+until a GPU has measured them):
 
-  1. train: seconds per optimizer step, steps/s, peak GPU memory; the paper's 2670 steps on 1 GPU;
-  2. eval:  tokens/s at 50 samples per prompt (eval.dtype of config/paper.yaml); one checkpoint of
-            the paper's 1319 x 50 x 200 tokens;
+  1. train: seconds per optimizer step at one device's share of the paper's step (64 completions,
+            generation by TRL itself: vLLM's wheel is too large to travel), peak GPU memory;
+  2. eval:  tokens/s at 50 samples per prompt (eval.dtype of config/paper.yaml, the HF sampler);
   3. logits: bf16 against fp32 on the trained model's own completions: the largest logit difference,
             and at the paper's temperature 0.1 (logits / 0.1 magnify every rounding tenfold) the
             total variation between the next-token distributions and how often the argmax differs;
@@ -17,10 +22,11 @@ measured; a phase that would start past --budget-s is skipped:
             TRL's NCCL weight sync, and the sync's seconds (phase_server_sync).
 
 Usage: python workflow/benchmarks/gpu_paper_scale.py OUT_DIR [--steps 10] [--eval-prompts 64]
-       [--budget-s 420] [--shape H L HEADS KV FFN]
+       [--budget-s 420] [--shape H L HEADS KV FFN VOCAB]
 On the lent GPU machine (torch and transformers there; trl, datasets and their missing needs carried
 as wheels), with the package on PYTHONPATH: `PYTHONPATH=workflow/src:$PYTHONPATH python3 ...`.
-On a CPU it runs too, for a quick check of the script: `--shape 64 2 2 1 128 --steps 2`.
+On a CPU it runs too, for a quick check of the script (tests/unit/test_gpu_paper_scale.py):
+`--shape 64 2 2 1 128 2048 --steps 10 --eval-prompts 4`.
 """
 
 from __future__ import annotations
@@ -34,18 +40,18 @@ import torch
 
 from grpo_repro import config as cfg
 from grpo_repro.data import sets as data
-from grpo_repro.data.organism import TaskSpec, generate
-from grpo_repro.data.tokenizer import build_tokenizer
+from grpo_repro.data.bpe import build_bpe_tokenizer
+from grpo_repro.data.gsm8k import load_gsm8k
 from grpo_repro.evaluate.job import run_eval_job
 from grpo_repro.io import write_json, write_jsonl
 from grpo_repro.models import load_policy, save_policy
+from grpo_repro.rehearsal import EXCERPT
 from grpo_repro.train.grpo import train
 from grpo_repro.train.run_settings import grpo_run
 from grpo_repro.train.schedule import checkpoint_steps
-from grpo_repro.train.sft import build_model
 
-PAPER_STEPS = 2670  # one epoch of the paper: ~267 batches x mu 10
-PAPER_EVAL_TOKENS = 1319 * 50 * 200  # one checkpoint: every test question, 50 samples, 200 tokens
+#: Qwen2.5-0.5B(-Instruct)'s published config.json: hidden, layers, heads, KV heads, ffn, vocabulary
+QWEN25_05B = [896, 24, 14, 2, 4864, 151936]
 
 
 def parse(argv=None):
@@ -57,9 +63,9 @@ def parse(argv=None):
     ap.add_argument(
         "--shape",
         type=int,
-        nargs=5,
-        default=[896, 24, 14, 2, 4864],
-        help="hidden layers heads kv_heads ffn (default: Qwen2.5-0.5B)",
+        nargs=6,
+        default=QWEN25_05B,
+        help="hidden layers heads kv_heads ffn vocab (default: Qwen2.5-0.5B)",
     )
     return ap.parse_args(argv)
 
@@ -68,10 +74,9 @@ PROBE_PROMPT = "Tom has 3 apples and buys 4 more. How many apples does he have?"
 
 
 def paper_config(steps: int) -> dict:
-    """config/paper.yaml on one GPU: the organism's plain prompts (its tokenizer knows no chat
-    template), 4 prompts x G 16 per step = per-device batch 16 x grad accum 4, HF generation."""
+    """config/paper.yaml on one GPU: 4 prompts x G 16 per step = per-device batch 16 x grad accum
+    4 (one device's share of the paper's step), HF generation (no vLLM on the lent machine)."""
     config = cfg.load(Path(__file__).resolve().parents[2] / "config" / "paper.yaml")
-    config["prompt"].update(template="plain", system=None)
     cuda = torch.cuda.is_available()
     config["train"].update(
         prompts_per_step=4,
@@ -87,13 +92,28 @@ def paper_config(steps: int) -> dict:
 
 
 def random_model(tok, shape):
-    hidden, layers, heads, kv_heads, ffn = shape
-    ids = (tok.pad_token_id, tok.bos_token_id, tok.eos_token_id)
-    model = build_model(len(tok), hidden, layers, heads, ffn, *ids, max_len=1024)
-    model.config.num_key_value_heads = (
-        kv_heads  # grouped-query attention (Qwen2.5-0.5B: 2 KV heads)
+    """A random Qwen2 of `shape` (QWEN25_05B's order) with Qwen2.5-0.5B's other published
+    settings; the tokenizer's ids (a smaller vocabulary) all fall inside its vocabulary."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    hidden, layers, heads, kv_heads, ffn, vocab = shape
+    torch.manual_seed(0)
+    return Qwen2ForCausalLM(
+        Qwen2Config(
+            vocab_size=max(vocab, len(tok)),
+            hidden_size=hidden,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
+            num_key_value_heads=kv_heads,
+            intermediate_size=ffn,
+            max_position_embeddings=32768,
+            rope_theta=1000000.0,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+            pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
     )
-    return type(model)(model.config)
 
 
 def phase_train(config, out: Path, records, steps: list[int]) -> dict:
@@ -111,16 +131,20 @@ def phase_train(config, out: Path, records, steps: list[int]) -> dict:
     )
     seconds = time.perf_counter() - t0
     per_step = seconds / config["train"]["max_steps"]
+    settings = config["train"]
     return {
         "seconds": seconds,
         "seconds_per_step": per_step,
         "steps_per_s": 1 / per_step,
         "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
         "per_device_batch": summary["grpo_config"]["per_device_train_batch_size"],
-        "mu": config["train"]["num_iterations"],
-        "group_size": config["train"]["num_generations"],
-        "completion_tokens": config["train"]["max_completion_length"],
-        "paper_epoch_on_1_gpu_h": PAPER_STEPS * per_step / 3600,
+        "mu": settings["num_iterations"],
+        "group_size": settings["num_generations"],
+        "completion_tokens": settings["max_completion_length"],
+        # one device's completion tokens per optimizer step (grpo_repro.plan scales by it)
+        "completion_tokens_per_step": settings["prompts_per_step"]
+        * settings["num_generations"]
+        * settings["max_completion_length"],
     }
 
 
@@ -145,7 +169,36 @@ def phase_eval(config, out: Path, model_dir: Path, test_recs, step: int) -> dict
         "samples": config["eval"]["samples"],
         "tokens_per_s": tps,
         "precision": meta.get("precision"),
-        "paper_checkpoint_min": PAPER_EVAL_TOKENS / tps / 60 if tps else None,
+    }
+
+
+def throughput(result: dict) -> dict:
+    """The throughput table of grpo_repro.plan from the measured phases (None: a phase missing)."""
+    train, ev = result.get("train", {}), result.get("eval", {})
+    if "seconds_per_step" not in train or not ev.get("tokens_per_s"):
+        return None
+    device = result["device"]
+    return {
+        "model": "Qwen/Qwen2.5-0.5B-Instruct",
+        "parameters": result["parameters"],
+        "parameters_source": f"the random model of shape {result['shape']} measured here",
+        "train": {
+            "seconds_per_step": train["seconds_per_step"],
+            "completion_tokens_per_step": train["completion_tokens_per_step"],
+            "measured": True,
+            "device": device,
+            "figure": f"{train['seconds_per_step']:.2f} s per optimizer step at one device's share "
+            "of the paper's step (TRL's own generation, no vLLM)",
+            "source": f"workflow/benchmarks/gpu_paper_scale.py, torch {result['torch']}",
+        },
+        "eval": {
+            "tokens_per_s": ev["tokens_per_s"],
+            "measured": True,
+            "device": device,
+            "figure": f"{ev['tokens_per_s']:,.0f} completion tokens/s on one GPU (the HF sampler, "
+            f"{ev['samples']} samples per prompt)",
+            "source": f"workflow/benchmarks/gpu_paper_scale.py, torch {result['torch']}",
+        },
     }
 
 
@@ -246,12 +299,14 @@ def main(argv=None) -> None:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     config = paper_config(a.steps)
-    splits = generate({"train": 2000, "test": a.eval_prompts}, TaskSpec(), seed=0)
-    train_recs = data.render(splits["train"], config["prompt"])
-    test_recs = data.render(splits["test"], config["prompt"])
-    tok = build_tokenizer([r["prompt"] + r["answer"] for r in train_recs + test_recs])
+    raw_train = load_gsm8k("train", EXCERPT / "train.jsonl")
+    raw_test = load_gsm8k("test", EXCERPT / "test.jsonl", n=min(64, a.eval_prompts))
+    texts = [t for r in raw_train for t in (r["question"], r["answer"])]
+    tok = build_bpe_tokenizer(texts, config["organism"]["bpe_vocab_size"])
+    train_recs = data.render(raw_train, config["prompt"], tok)
+    test_recs = data.render(raw_test, config["prompt"], tok)
     model = random_model(tok, a.shape)
-    save_policy(model, tok, out / "ref", marker={"random_qwen2.5_0.5b_shape": True})
+    save_policy(model, tok, out / "ref")
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
     result = {
         "device": gpu,
@@ -288,6 +343,9 @@ def main(argv=None) -> None:
             result[name] = run()
         print(f"{name}: {json.dumps(result[name])}", flush=True)
         write_json(out / "gpu_paper_scale.json", result)
+        table = throughput(result)
+        if table is not None:
+            write_json(out / "throughput.json", table)
 
 
 if __name__ == "__main__":

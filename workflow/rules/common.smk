@@ -14,7 +14,8 @@ from snakemake.exceptions import WorkflowError
 
 from grpo_repro import config as cfg
 from grpo_repro.codedeps import closure, put_on_pythonpath
-from grpo_repro.data.sets import check_sources, offline_if_local, uses_hub
+from grpo_repro import hub, prefetch
+from grpo_repro.data.sets import check_sources
 from grpo_repro.data.sources import record_module
 from grpo_repro.data.sizes import check_sizes, n_epoch_prompts
 from grpo_repro.evaluate import tasks as ev_tasks
@@ -34,18 +35,19 @@ def here(path):
 put_on_pythonpath(os.path.join(workflow.basedir, "workflow", "src"))  # jobs import this checkout
 CONFIG_FILES = cfg.precedence(workflow.configfiles)  # the default file first, then --configfile's
 for key in ("train_path", "test_path"):  # a relative data path: the working directory's, else
-    path = config["data"].get(key)  # the checkout's (config/smoke.yaml's excerpt under --directory)
+    path = config["data"].get(key)  # the checkout's (the shipped excerpt under --directory)
     if path and not os.path.isabs(path) and not os.path.exists(path):
         config["data"][key] = here(path) if os.path.exists(here(path)) else path
 try:
     cfg.check(config, CONFIG_FILES)
-    # local data and model exist, the data sizes fit the data (hub ids: checked by on_start, which
-    # Snakemake never calls in a dry run)
-    check_sources(config, check_hub=False)
+    # every process of the run (each job's too) reads the hub's files from the cache only
+    hub.use_cache(config)
+    # local data and model exist, the data sizes fit the data (the hub's files in the cache:
+    # checked by on_start, which Snakemake never calls in a dry run)
+    check_sources(config)
     DATA_SIZES = check_sizes(config, CONFIG_FILES, check_hub=False)
 except ValueError as err:  # ConfigError is a ValueError
     raise WorkflowError(str(err)) from None
-offline_if_local(config)  # nothing to download: HF_HUB_OFFLINE, no ~25 s of hub retries
 
 VARIANTS = list(config["variants"])
 SEEDS = list(config["train"]["seeds"])  # GRPO seeds: one run per (variant, seed)
@@ -56,7 +58,9 @@ RUNS = list(RUN_TABLE)
 LOGS = f"{RESULTS}/logs"  # every job's log
 BENCH = f"{RESULTS}/benchmarks"  # Snakemake benchmark files: wall time and memory of every job
 ORGANISM = config["model"]["name_or_path"] is None  # pi_ref is a model the pipeline builds
-REF_MODEL = TREE.ref_model() if ORGANISM else config["model"]["name_or_path"]
+# pi_ref in the jobs' params: the built organism, a local directory, or a hub id at its pinned
+# revision, "id@revision" (grpo_repro.hub.spec: each job reads that snapshot from the cache)
+REF_MODEL = TREE.ref_model() if ORGANISM else hub.spec(config["model"])
 N_EPOCH_PROMPTS = n_epoch_prompts(config, DATA_SIZES)
 STEPS = checkpoint_steps(config["train"], N_EPOCH_PROMPTS)  # step 0 = pi_ref
 SPLITS = list(config["eval"]["splits"])
@@ -123,7 +127,9 @@ def all_targets():
 
 def on_start():
     """When a run starts, before its first job (never in a dry run, never inside a cluster job):
-    a results tree of another configuration that Snakemake has no record of, the hub's model and split sizes (offline runs), vLLM installed for any executor; CUDA and bf16
+    a results tree of another configuration that Snakemake has no record of, the hub's model and
+    data in the local cache (grpo_repro.prefetch.missing) and their split sizes, vLLM installed for any
+    executor; CUDA and bf16
     only when the jobs run on this machine. The executor is known here, not while the Snakefile
     loads: Snakemake sets it after parsing, so `workflow.local_exec` (True for `local`, False for
     `slurm`) tells a local run from a cluster's login node. The GPU rules' scripts check the device
@@ -135,10 +141,9 @@ def on_start():
     if stale and not workflow.dag_settings.forceall:  # a copied tree: its outputs may be stale
         raise WorkflowError(stale)
     try:
-        check_sources(config, check_hub=True)
-        if uses_hub(config) and check_sizes(config, CONFIG_FILES) != DATA_SIZES:
-            raise ValueError(f"the hub's split sizes differ from the assumed {DATA_SIZES}")
         check_at_start(config, local=workflow.local_exec and not workflow.touch, files=CONFIG_FILES)
+        if prefetch.needs(config) and check_sizes(config, CONFIG_FILES) != DATA_SIZES:
+            raise ValueError(f"the hub's split sizes differ from the assumed {DATA_SIZES}")
     except (PreflightError, ValueError) as err:
         raise WorkflowError(str(err)) from None
 

@@ -1,7 +1,7 @@
 """Stage data (Sec. 6): the prompt sets. The organism's generated GSM8K-format problems or GSM8K
 (hub or local JSONL), rendered with the model's tokenizer: for a model the pipeline builds, the
 organism's word-level one or a byte-level BPE with Qwen2.5's chat template trained on the training
-split (organism.tokenizer, config/smoke.yaml); every record carries its rendered prompt
+split (organism.tokenizer); every record carries its rendered prompt
 (grpo_repro.data.prepare).
 """
 

@@ -13,7 +13,7 @@ def main(sm) -> None:
     io.log_to(sm.log[0])
     torch.set_num_threads(sm.threads)
     p = sm.params
-    with gpus.acquire(gpus.requested(sm.resources)):  # sets CUDA_VISIBLE_DEVICES
+    with gpus.acquire(gpus.requested(sm.resources)) as ids:  # sets CUDA_VISIBLE_DEVICES
         table = kl_table(
             p.model,
             p.ref,
@@ -23,6 +23,7 @@ def main(sm) -> None:
             sm.wildcards.run,
             p.max_new_tokens,
             p.temperature,
+            device="cuda" if ids else "cpu",  # the GPU the job holds
         )
     io.write_csv(sm.output.csv, table)
     print(table.describe().to_string())

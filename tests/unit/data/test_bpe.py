@@ -1,22 +1,20 @@
-"""The smoke configuration's data path (Sec. 6 prompts, config/smoke.yaml): a byte-level BPE trained
-on the shipped GSM8K excerpt, Qwen2.5's chat template, prompts rendered by data_prepare, and pi_ref
-saved from the random initialisation (organism.sft_steps 0)."""
+"""The rehearsal's data path (Sec. 6 prompts, config/rehearsal.yaml over config/paper.yaml): a
+byte-level BPE trained on the shipped GSM8K excerpt with Qwen2.5's chat template (the stand-in
+tokenizer of the rehearsal's hub cache), GSM8K read from `datasets`' cache, prompts rendered by
+data_prepare, and a built pi_ref saved from the random initialisation (organism.sft_steps 0)."""
 
 import json
 
 import pytest
 
-from grpo_repro import config as cfg
 from grpo_repro.data.bpe import DEFAULT_SYSTEM, IM_END, IM_START, PAD, build_bpe_tokenizer
 from grpo_repro.data.gsm8k import load_gsm8k
 from grpo_repro.data.prepare import prepare
 from grpo_repro.data.sets import read_prompts
 from grpo_repro.reward import is_correct
-from tests.helpers import ROOT
+from tests.helpers import ROOT, rehearsal
 
 EXCERPT = ROOT / "workflow" / "resources" / "gsm8k"
-PAPER = ROOT / "config" / "paper.yaml"
-SMOKE = ROOT / "config" / "smoke.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -61,21 +59,16 @@ def test_qwen25_chat_template(tok):
 
 
 @pytest.fixture(scope="module")
-def prepared(tmp_path_factory):
-    """data_prepare on config/smoke.yaml (run from the repository root: its paths are relative)."""
-    import os
-
-    config = cfg.load(PAPER, SMOKE)
-    out = tmp_path_factory.mktemp("smoke_data")
-    names = ("train", "test", "pool", "sft")  # a built model has SFT data (the training split)
-    paths = {k: out / f"{k}.jsonl" for k in names}
+def prepared(tmp_path_factory, hub_cache):
+    """data_prepare on the rehearsal, reading the hub from its stand-in cache, offline."""
+    config = rehearsal.load()
+    out = tmp_path_factory.mktemp("rehearsal_data")
+    paths = {k: out / f"{k}.jsonl" for k in ("train", "test", "pool")}
     paths.update(stats=out / "splits.json", tokenizer=out / "tokenizer")
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        for var, value in rehearsal.env(hub_cache).items():
+            mp.setenv(var, value)
         stats = prepare(config, paths)
-    finally:
-        os.chdir(cwd)
     return config, stats, paths
 
 
@@ -83,8 +76,7 @@ def test_prepare_renders_gsm8k_with_the_chat_template(prepared):
     config, stats, paths = prepared
     test, tokenizer = paths["test"], paths["tokenizer"]
     sizes = {k: v["n"] for k, v in stats.items()}
-    assert sizes == {"train": 64, "val": 0, "test": 16, "pool": 8, "sft": 64}
-    assert read_prompts(paths["sft"]) == read_prompts(paths["train"])
+    assert sizes == {"train": 64, "val": 0, "test": 16, "pool": 8}
     system, instruction = config["prompt"]["system"], config["prompt"]["instruction"]
     records = read_prompts(test)
     assert records[0]["gold"] == "18"
@@ -105,13 +97,13 @@ def test_random_init_reference_policy(prepared, tmp_path):
     from grpo_repro.train import sft
 
     config, _, paths = prepared
-    train, tokenizer = paths["sft"], paths["tokenizer"]
-    assert config["organism"]["sft_steps"] == 0
+    train, tokenizer = paths["train"], paths["tokenizer"]
+    organism = {**config["organism"], "sft_steps": 0}
     runs = []
     for i in range(2):
         model = tmp_path / f"m{i}"
         logs = (tmp_path / f"log{i}.csv", tmp_path / f"run{i}.json")
-        sft.run(train, tokenizer, model, *logs, seed=0, organism=config["organism"])
+        sft.run(train, tokenizer, model, *logs, seed=0, organism=organism)
         runs.append(model)
     assert (tmp_path / "log0.csv").read_text().splitlines() == ["step,loss"]
     m0, tok = load_policy(runs[0])

@@ -3,9 +3,6 @@ excerpt shipped in workflow/resources/gsm8k (always run), the full splits when a
 beside the repository (optional extras, skipped without it)."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -146,47 +143,32 @@ def test_load_shared_local_files(split, count):
     assert len(load_gsm8k(split, local_path=_shared(split), n=10)) == 10
 
 
-def test_hub_offline_raises_data_error_naming_config_key(tmp_path):
-    # The hub libraries read HF_HUB_OFFLINE at import, so the check runs in a fresh interpreter
-    # with an empty cache.
-    code = (
-        "from grpo_repro.data.gsm8k import load_gsm8k, DataError\n"
-        "try:\n    load_gsm8k('test')\n"
-        "except DataError as e:\n    print('DATAERROR', e)\n"
-    )
-    env = dict(
-        os.environ,
-        HF_HUB_OFFLINE="1",
-        HF_DATASETS_OFFLINE="1",
-        HF_HOME=str(tmp_path / "hf"),
-        HF_DATASETS_CACHE=str(tmp_path / "hf" / "datasets"),
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr
-    assert "DATAERROR" in out.stdout, out.stdout + out.stderr
-    assert "data.test_path" in out.stdout
-    assert '"question"' in out.stdout and "####" in out.stdout  # the JSONL format
+def test_an_uncached_hub_split_names_the_config_key_and_the_prefetch(tmp_path, monkeypatch):
+    """Jobs never reach the hub: a split that the local cache lacks is a DataError naming the
+    local-file key, the prefetch and the JSONL format, not a download."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty"))
+    with pytest.raises(DataError) as info:
+        load_gsm8k("test")
+    msg = str(info.value)
+    assert "data.test_path" in msg and "python -m grpo_repro.prefetch" in msg
+    assert '"question"' in msg and "####" in msg  # the JSONL format
 
 
-def test_hub_connection_error_raises_data_error(monkeypatch):
-    datasets = pytest.importorskip("datasets")
-
-    def unreachable(*args, **kwargs):
-        raise ConnectionError("Couldn't reach 'openai/gsm8k' on the Hub")
-
-    monkeypatch.setattr(datasets, "load_dataset", unreachable)
-    with pytest.raises(DataError, match="data.train_path") as info:
-        load_gsm8k("train")
-    assert "openai/gsm8k" in str(info.value)
+def test_hub_split_from_the_cache_at_its_revision(offline_hub):
+    """The cached split is read at the pinned revision; another revision is not silently taken."""
+    rev = "740312add88f781978c0658806c59bc2815b9866"  # config/paper.yaml's data.hub_revision
+    records = load_gsm8k("test", revision=rev)
+    assert len(records) == 64 and records[0]["gold"] == "18"  # the excerpt: Janet's ducks
+    with pytest.raises(DataError, match="at revision " + "1" * 40):
+        load_gsm8k("test", revision="1" * 40)
 
 
 def test_hub_rows_are_checked(monkeypatch):
-    datasets = pytest.importorskip("datasets")
+    from grpo_repro import hub
+
     rows = [{"question": "q?", "answer": "#### 5"}, {"question": "q?", "answer": "none"}]
-    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: rows)
+    monkeypatch.setattr(hub, "dataset_split", lambda *a: rows)
     with pytest.raises(DataError, match=r"openai/gsm8k\[test\] row 2"):
         gsm8k.load_gsm8k("test")
-    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: rows[:1])
+    monkeypatch.setattr(hub, "dataset_split", lambda *a: rows[:1])
     assert gsm8k.load_gsm8k("test")[0]["gold"] == "5"

@@ -7,23 +7,23 @@ import json
 import pytest
 
 from grpo_repro import config as cfg
-from grpo_repro.data import sizes, sources
-from tests.helpers import ROOT
+from grpo_repro.data import sizes
+from tests.helpers import ROOT, rehearsal
 
-PAPER = ROOT / "config" / "paper.yaml"
-SMOKE = ROOT / "config" / "smoke.yaml"
+EXCERPT = ROOT / "workflow" / "resources" / "gsm8k"
 
 
-def smoke(tmp_path, data):
+def local_gsm8k(tmp_path, data):
+    """The rehearsal's configuration on the excerpt's local files, then the user's `data` keys in
+    a file of their own (mine.yaml)."""
     mine = tmp_path / "mine.yaml"
+    local = {"train_path": str(EXCERPT / "train.jsonl"), "test_path": str(EXCERPT / "test.jsonl")}
     mine.write_text(
-        "seed: 0\ndata:\n" + "".join(f"  {k}: {json.dumps(v)}\n" for k, v in data.items())
+        "seed: 0\ndata:\n"
+        + "".join(f"  {k}: {json.dumps(v)}\n" for k, v in {**local, **data}.items())
     )
-    config = cfg.merge(cfg.load(PAPER, SMOKE), cfg.load_yaml(mine))
-    for k in ("train_path", "test_path"):
-        if config["data"][k]:
-            config["data"][k] = str(ROOT / config["data"][k])
-    return config, [ROOT / "config/config.yaml", PAPER, SMOKE, mine]
+    config = cfg.merge(rehearsal.load(), cfg.load_yaml(mine))
+    return config, [ROOT / "config/config.yaml", *(ROOT / f for f in rehearsal.FILES), mine]
 
 
 @pytest.mark.parametrize(
@@ -35,13 +35,13 @@ def smoke(tmp_path, data):
     ],
 )
 def test_sizes_beyond_the_files_name_key_file_and_line(tmp_path, data, key, words):
-    config, files = smoke(tmp_path, data)
+    config, files = local_gsm8k(tmp_path, data)
     with pytest.raises(cfg.ConfigError, match=rf"'{key}' \(.*mine.yaml:\d.*{words}"):
         sizes.check_sizes(config, files)
 
 
 def test_sizes_that_fit_pass_and_one_epoch_counts_training_prompts(tmp_path):
-    config, files = smoke(tmp_path, {"n_train": None, "n_val": 8, "n_test": 64})
+    config, files = local_gsm8k(tmp_path, {"n_train": None, "n_val": 8, "n_test": 64})
     assert sizes.check_sizes(config, files) == {"train": 64, "test": 64}
     assert sizes.n_epoch_prompts(config) == 56  # 64 - 8 validation problems, never trained on
     config["data"]["n_train"] = 40
@@ -52,22 +52,19 @@ def test_a_bad_record_is_named_at_load(tmp_path):
     lines = (ROOT / "workflow/resources/gsm8k/train.jsonl").read_text().splitlines()
     bad = tmp_path / "train.jsonl"
     bad.write_text("\n".join(lines[:5] + ['{"question": "q", "answer": "no number"}']) + "\n")
-    config, files = smoke(tmp_path, {"n_val": 0})
+    config, files = local_gsm8k(tmp_path, {"n_val": 0})
     config["data"]["train_path"] = str(bad)
     with pytest.raises(ValueError, match=r"train.jsonl:6: gold answer has no number"):
         sizes.check_sizes(config, files)
 
 
-def test_hub_sizes_come_from_its_metadata(tmp_path, monkeypatch):
-    """The hub path reads the split sizes (no assumed 7473); unreachable: the key is named."""
-    config, files = smoke(tmp_path, {"train_path": None, "n_val": 10})
-    monkeypatch.setattr(sources, "hub_split_size", lambda source, hub_id, split: 500)
-    assert sizes.n_epoch_prompts(config) == 490
-
-    def offline(source, hub_id, split):
-        raise ValueError(f"config key 'data.{split}_path' is null ... not reachable")
-
-    monkeypatch.setattr(sources, "hub_split_size", offline)
-    with pytest.raises(ValueError, match="data.train_path"):
+def test_hub_sizes_come_from_its_cached_metadata(tmp_path, offline_hub, monkeypatch):
+    """The hub path reads the split sizes from the cached dataset at the pinned revision (the
+    stand-in's 64, no assumed 7473); not cached: the key is named (a dry run assumes 7473)."""
+    config, files = local_gsm8k(tmp_path, {"train_path": None, "n_val": 10})
+    assert sizes.check_sizes(config, files)["train"] == 64
+    assert sizes.n_epoch_prompts(config) == 54
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty"))
+    with pytest.raises(ValueError, match="data.train_path.*python -m grpo_repro.prefetch"):
         sizes.check_sizes(config, files)
     assert sizes.check_sizes(config, files, check_hub=False)["train"] == 7473  # dry run only

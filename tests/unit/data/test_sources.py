@@ -22,10 +22,12 @@ def test_shipped_sources():
     assert organism.path_keys == {} and organism.hub_config is None and organism.word_level
     assert gsm8k.path_keys == {"train": "train_path", "test": "test_path"}
     assert gsm8k.gold("3 + 4 = 7\n#### 7") == "7"  # GSM8K's marker (reward.gold_number)
-    smoke = cfg.load(ROOT / "config" / "paper.yaml", ROOT / "config" / "smoke.yaml")["data"]
-    assert gsm8k.hub_id(smoke) is None  # both splits local: no hub
-    assert gsm8k.hub_id({**smoke, "test_path": None}) == "openai/gsm8k"
-    assert gsm8k.origin({**smoke, "test_path": None}, "test") == "openai/gsm8k[test]"
+    paper = cfg.load(ROOT / "config" / "paper.yaml")["data"]
+    local = {**paper, "train_path": "train.jsonl", "test_path": "test.jsonl"}
+    assert gsm8k.hub_id(local) is None  # both splits local: no hub
+    assert gsm8k.hub_id({**local, "test_path": None}) == "openai/gsm8k"
+    rev = paper["hub_revision"]
+    assert gsm8k.origin({**local, "test_path": None}, "test") == f"openai/gsm8k@{rev}[test]"
 
 
 def tiny_rows(data: dict, split: str) -> list[dict]:

@@ -31,9 +31,9 @@ def test_unknown_choice():
         eval_dtype("training", {"bf16": False})
 
 
-@pytest.mark.parametrize("run", [[], ["paper.yaml"], ["paper.yaml", "smoke.yaml"]])
+@pytest.mark.parametrize("run", [[], ["paper.yaml"], ["paper.yaml", "rehearsal.yaml"]])
 def test_the_old_value_is_refused_naming_the_new_one(run, tmp_path):
-    """The default, paper and smoke runs (overlays over config/config.yaml) with a file of the user's
+    """The default, paper and rehearsal runs (overlays over config/config.yaml) with a file of the user's
     that still sets the old value: refused, naming that file and line."""
     files = [ROOT / "config" / name for name in run]
     assert cfg.load(*files)["eval"]["dtype"] == "rollout"

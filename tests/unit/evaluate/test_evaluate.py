@@ -292,3 +292,30 @@ def test_evaluate_run_script_end_to_end(tiny_policy, default_config, tmp_path):
         assert not partial.partial_path_for(task.csv).exists()  # removed when the job ends
         assert meta["chunk_prompts"] == (16 if task.temperature == 0 else 2)  # greedy: 2 x 8 rows
     assert "mean p_hat" in log.read_text()
+
+
+def test_evaluating_pi_ref_by_hub_id_reads_its_cached_snapshot(offline_hub, tmp_path):
+    """config/paper.yaml names pi_ref by hub id: its evaluation reads the snapshot at the pinned
+    revision from the local cache, offline (the rehearsal's stand-in), and records that snapshot's
+    weights hash (the paper's run crashed here when the hash listed a directory named by the id)."""
+    from grpo_repro import hub
+    from grpo_repro.evaluate.job import run_eval_job
+    from tests.helpers import rehearsal
+
+    config = rehearsal.load()
+    spec = hub.spec(config["model"])
+    data = tmp_path / "test.jsonl"
+    records = [{"prompt_id": f"t{i}", "prompt": f"{i} + 1 =", "gold": str(i + 1)} for i in range(3)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    config["eval"].update(samples=2, max_new_tokens=4)
+    task = {"step": 0, "split": "test", "temperature": None}
+    task.update(csv=str(tmp_path / "step_0.csv"), json=str(tmp_path / "step_0.json"))
+    settings = eval_settings(config)
+    run_eval_job(
+        {0: spec}, [task], settings, "ref", {"test": data}, progress=False, batch_prompts=2
+    )
+    meta = json.loads(Path(task["json"]).read_text())
+    assert meta["model_dir"] == spec and meta["n_prompts"] == 3
+    assert meta["model_revision"] == config["model"]["revision"]
+    assert meta["model_sha256"] == model_hash(hub.local_dir(spec))
+    assert hub.local_dir(spec).is_relative_to(offline_hub)

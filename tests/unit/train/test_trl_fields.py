@@ -240,3 +240,35 @@ def test_report_to(default_config, tmp_path, runtime, expect):
     train = {**default_config["train"], "report_to": "wandb"}  # the configuration's, else
     wandb = grpo_run({**default_config, "train": train}, "grpo", 0)
     assert grpo_args(wandb, tmp_path, 10)[0]["report_to"] == ["wandb"] and wandb == run
+
+
+#: the loss and advantage of the paper's TRL (its run used mu 10 and clip 0.2, which TRL gained on
+#: 2025-02-20; v0.16.0's GRPOTrainer.compute_loss: (per_token_loss * mask).sum() / mask.sum() over
+#: the micro-batch, TRL 1.16's `bnpo`; its advantage (r - mean) / (std + 1e-4), torch's unbiased std
+#: over the group: TRL 1.16's scale_rewards `group`; no bias-corrected KL, no importance-sampling
+#: correction, token-level ratios): docs/gpu.md, "The paper's TRL"
+PAPERS_TRL = {
+    "loss_type": "bnpo",
+    "scale_rewards": "group",
+    "beta": 0.1,
+    "epsilon": 0.2,
+    "epsilon_high": 0.2,
+    "num_iterations": 10,
+    "num_generations": 16,
+    "learning_rate": 5e-6,
+    "use_bias_correction_kl": False,
+    "importance_sampling_level": "token",
+    "vllm_importance_sampling_correction": False,
+    "temperature": 0.1,
+    "max_completion_length": 200,
+    "per_device_train_batch_size": 16,
+    "gradient_accumulation_steps": 4,
+    "sync_ref_model": False,
+}
+
+
+def test_the_paper_configurations_grpo_config_is_the_papers_trl(tmp_path):
+    runtime = {"server_url": "http://127.0.0.1:45678", "group_port": 45999}
+    kwargs, extra = grpo_args(paper_run(**runtime), tmp_path, 2660, devices=7)
+    assert {k: kwargs[k] for k in PAPERS_TRL} == PAPERS_TRL
+    assert extra["paper_advantage"] is False and extra["advantage"] == "trl"  # no eq. 4 rescale

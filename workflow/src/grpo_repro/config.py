@@ -152,7 +152,7 @@ def located(
 
 
 #: the Snakefile's `configfile:`: the base every configuration file overrides (config/paper.yaml
-#: holds only what the paper changes in it, config/smoke.yaml only what the smoke test changes in
+#: holds only what the paper changes in it, config/rehearsal.yaml only what the rehearsal changes in
 #: paper.yaml's result)
 DEFAULT_FILE = Path(__file__).resolve().parents[3] / "config" / "config.yaml"
 
@@ -172,7 +172,7 @@ def load(*paths: str | Path, overrides: dict | None = None) -> dict:
     """The configuration of `snakemake --configfile PATH...`: DEFAULT_FILE, then each of `paths`
     merged over the ones before (`merge`, as Snakemake merges them), then `overrides` (a nested
     dict); validated, an error naming the key and the file and line that set it. The paper's run
-    is load("config/paper.yaml"), the smoke test's load("config/paper.yaml", "config/smoke.yaml")."""
+    is load("config/paper.yaml"), the rehearsal's load("config/paper.yaml", "config/rehearsal.yaml")."""
     files = compose(paths)
     config: dict = {}
     for f in files:

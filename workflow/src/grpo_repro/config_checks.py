@@ -150,7 +150,7 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 ["model", "name_or_path"],
                 f"data.source={src.name} needs a model that reads English: a hub id or local "
                 "path, or null with organism.tokenizer: bpe (a byte-level BPE the pipeline trains "
-                f"on the {src.title} training text, config/smoke.yaml); the organism's word-level "
+                f"on the {src.title} training text); the organism's word-level "
                 f"vocabulary cannot read {src.title}",
                 tokenizer_keys,
             )

@@ -17,7 +17,7 @@ def data_source(data: dict):
 def source_errors(data: dict) -> list[tuple]:
     """A local path set for a source that reads no such file (the organism generates its
     problems): the file would be ignored. An overlay applied without its base does this
-    (config/smoke.yaml's paths over config/config.yaml's organism)."""
+    (an overlay of config/paper.yaml giving local GSM8K files, over config/config.yaml's organism)."""
     src = data_source(data)
     if src is None:
         return []
@@ -26,9 +26,8 @@ def source_errors(data: dict) -> list[tuple]:
             ["data", key],
             f"is set, but data.source {src.name} reads no local file (its keys: "
             f"{', '.join(f'data.{k}' for k in src.path_keys.values()) or 'none'}): set "
-            "data.source to a source that reads it, or this key to null (config/smoke.yaml "
-            "applies on top of config/paper.yaml: --configfile config/paper.yaml "
-            "config/smoke.yaml)",
+            "data.source to a source that reads it (gsm8k), or this key to null (an overlay of "
+            "config/paper.yaml applies on top of it: --configfile config/paper.yaml mine.yaml)",
             [["data", "source"]],
         )
         for key in ("train_path", "test_path")

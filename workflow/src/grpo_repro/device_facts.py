@@ -1,7 +1,8 @@
 """The device probe's facts (grpo_repro.preflight, `probe`): what torch says about CUDA here and
 the NVIDIA driver's version, printed as JSON by the probe's child (`python -m grpo_repro.preflight
---probe`), and why CUDA is unavailable when it is (`no_cuda`: a CPU build of torch, no driver, or a
-driver too old for torch's CUDA build)."""
+--probe`), why CUDA is unavailable when it is (`no_cuda`: a CPU build of torch, no driver, or a
+driver too old for torch's CUDA build), and whether the driver runs the pinned GPU stack
+(`old_driver`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,31 @@ from pathlib import Path
 PROBE_TIMEOUT_S = 120  # seconds for the device probe's child (importing torch, CUDA start-up)
 # the oldest NVIDIA driver (major version) that runs each CUDA major version's torch wheels
 DRIVER_FOR_CUDA = {13: 580, 12: 525}
+#: the oldest NVIDIA driver of the pinned GPU stack (envs/gpu.txt): PyPI's torch 2.13 and vLLM 0.30
+#: are CUDA 13 builds (vLLM's wheel also needs torch==2.13.0 and cu13 kernels), so a torch built for
+#: CUDA 12 under it leaves vLLM unable to load: there is no second pin set for older drivers
+STACK_DRIVER = DRIVER_FOR_CUDA[13]
+STACK = "the pinned GPU stack (envs/gpu.txt: torch 2.13 and vLLM 0.30, CUDA 13 builds)"
+
+
+def driver_major(driver: str | None) -> int | None:
+    """The major version of a driver version string ("580.65.06" -> 580), None if unknown."""
+    try:
+        return int(str(driver).split(".")[0])
+    except ValueError:
+        return None
+
+
+def old_driver(found: dict) -> str | None:
+    """Why the probed machine cannot run the pinned GPU stack (its NVIDIA driver older than
+    STACK_DRIVER), None when the driver is new enough or unknown."""
+    major = driver_major(found.get("driver"))
+    if major is None or major >= STACK_DRIVER:
+        return None
+    return (
+        f"{STACK} needs NVIDIA driver >= {STACK_DRIVER}, and this machine has driver "
+        f"{found['driver']}: run on a node with driver >= {STACK_DRIVER} (nvidia-smi prints it)"
+    )
 
 
 def facts() -> dict:
@@ -60,7 +86,7 @@ def proc_driver(text: str) -> str | None:
 
 def no_cuda(found: dict) -> str:
     """Why CUDA is unavailable, from the probe's facts: torch's CUDA build, the driver found, and
-    what to do (a CUDA build of torch; a driver new enough for it, or torch built for CUDA 12)."""
+    what to do (a CUDA build of torch; a driver new enough for it)."""
     if "error" in found:
         return found["error"]
     torch_v, build, driver = found.get("torch"), found.get("cuda_build"), found.get("driver")
@@ -68,8 +94,8 @@ def no_cuda(found: dict) -> str:
     seen = f"NVIDIA driver {driver}" if driver else "no NVIDIA driver found"
     if build is None:
         return (
-            f"{head}, a CPU build: torch.version.cuda is None; {seen}): install a CUDA build of "
-            "torch (see README, GPU section)"
+            f"{head}, a CPU build: torch.version.cuda is None; {seen}): install the GPU "
+            "environment (`bash envs/install.sh envs/gpu.txt`, docs/gpu.md)"
         )
     major = int(str(build).split(".")[0])
     need = DRIVER_FOR_CUDA.get(major)
@@ -78,10 +104,9 @@ def no_cuda(found: dict) -> str:
             f"{head}, CUDA {build} build; {seen}): run on a machine with an NVIDIA GPU and driver"
         )
     if need and int(driver.split(".")[0]) < need:
-        older = ", or install torch built for CUDA 12" if major > 12 else ""
         return (
             f"{head}, CUDA {build} build; {seen}): CUDA {major} wheels need NVIDIA driver "
-            f">= {need}: update the driver{older} (see README, GPU section)"
+            f">= {need}: update the driver, or run on a node that has it (docs/gpu.md)"
         )
     return (
         f"{head}, CUDA {build} build; {seen}): check the GPU (nvidia-smi) and CUDA_VISIBLE_DEVICES"

@@ -27,11 +27,12 @@ import fcntl
 import os
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-LOCK_ENV = "GRPO_REPRO_GPU_LOCKS"  # folder of the lock files (default: .snakemake/gpu_locks/<host>)
+LOCK_ENV = "GRPO_REPRO_GPU_LOCKS"  # folder of the lock files (default: `lock_dir`)
 DEVICES_ENV = "GRPO_REPRO_GPUS"  # the node's device ids, overriding the detection
 WAIT_S = 3600.0  # how long a job waits for free devices before it fails
 
@@ -115,12 +116,24 @@ def node_devices() -> list[str]:
 
 
 def lock_dir() -> Path:
-    return Path(os.environ.get(LOCK_ENV) or Path(".snakemake", "gpu_locks", socket.gethostname()))
+    """The folder of the node's lock files: GRPO_REPRO_GPU_LOCKS, else one folder per host in the
+    node's temporary directory, which every workflow on the node sees (any working directory, any
+    `-d DIR`, any user: `acquire` makes it and its files writable by all)."""
+    default = Path(tempfile.gettempdir(), "grpo_repro_gpu_locks", socket.gethostname())
+    return Path(os.environ.get(LOCK_ENV) or default)
+
+
+def _shared(path: Path, mode: int) -> None:
+    """Give `path` `mode` when this user owns it (another user's workflow may lock it too)."""
+    with contextlib.suppress(OSError):
+        if path.stat().st_uid == os.getuid():
+            path.chmod(mode)
 
 
 def _try_lock(path: Path):
     """An open file holding an exclusive lock on `path`, or None if another job holds it."""
     fh = open(path, "a+")
+    _shared(path, 0o666)
     try:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -163,6 +176,8 @@ def acquire(n: int, wait_s: float = WAIT_S, poll_s: float = 0.5) -> Iterator[lis
         return
     folder = lock_dir()
     folder.mkdir(parents=True, exist_ok=True)
+    for level in (folder.parent, folder):
+        _shared(level, 0o1777)  # writable by every user, files removable by their owner only
     deadline = time.monotonic() + wait_s
     held = _take(devices, n, folder)
     while held is None:

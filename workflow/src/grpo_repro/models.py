@@ -3,14 +3,14 @@
 Saved directories (pi_ref, every GRPO checkpoint: `save_policy`) load with plain transformers:
 AutoModelForCausalLM, and the tokenizer class their tokenizer_config.json declares
 (`tokenizer_class`, `padding_side: left` as the pipeline pads), which AutoTokenizer builds:
-- byte-level BPE organism (config/smoke.yaml) and hub Qwen2 models: Qwen2Tokenizer;
+- byte-level BPE organism (the rehearsal's stand-in) and hub Qwen2 models: Qwen2Tokenizer;
 - word-level organism (Llama, organism.arch llama): PreTrainedTokenizerFast. Beside a Qwen2
   (organism.arch qwen2) AutoTokenizer cannot load it: for model_type qwen2 transformers 5.x always
   builds Qwen2Tokenizer (qwen2 is in its MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS, whatever
   tokenizer_class says), a byte-level BPE that tokenizes this vocabulary wrongly without an error.
   `load_tokenizer` reads the declared class, for both.
-tests/unit/test_checkpoint_loading.py loads every kind the standard way. Hub ids are used only when
-the hub is reachable; trust_remote_code stays off.
+tests/unit/test_checkpoint_loading.py loads every kind the standard way. A hub model is read from
+its snapshot in the local cache (grpo_repro.hub); trust_remote_code stays off.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import json
 import os
 import shutil
 from pathlib import Path
+
+from grpo_repro.hub import is_local, local_dir
 
 ORGANISM_MARKER = "organism.json"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
@@ -37,32 +39,15 @@ class ModelError(ValueError):
     """A model path or id that cannot be loaded; the message says how to provide it."""
 
 
-def is_local(name_or_path: str) -> bool:
-    return (
-        os.path.isabs(name_or_path)
-        or name_or_path.startswith((".", "~"))
-        or Path(name_or_path).exists()
-    )
-
-
 def check_model_source(name_or_path: str) -> None:
-    """Fail fast (before expensive work) on a missing local path, or a hub id while offline."""
+    """Fail fast (before expensive work) on a missing local model directory; a hub spec's cache is
+    checked by grpo_repro.hub (`local_dir`, and the run's start check)."""
     if is_local(name_or_path):
         path = Path(name_or_path).expanduser()
         if not (path / "config.json").exists():
             raise ModelError(
                 f"model path {path} does not exist or has no config.json "
                 "(config key model.name_or_path)"
-            )
-        return
-    if os.environ.get("HF_HUB_OFFLINE") == "1":
-        from huggingface_hub import try_to_load_from_cache
-
-        if try_to_load_from_cache(name_or_path, "config.json") is None:
-            raise ModelError(
-                f"model '{name_or_path}' is a hub id but HF_HUB_OFFLINE=1 and it is not in the local "
-                "cache: download it on a connected machine (`huggingface-cli download "
-                f"{name_or_path} --local-dir models/...`) and set model.name_or_path to that directory"
             )
 
 
@@ -73,7 +58,9 @@ def declared_tokenizer_class(path: str | Path) -> str | None:
 
 
 def load_tokenizer(name_or_path: str | Path):
-    path = Path(name_or_path)
+    """The tokenizer of a local model directory or a hub spec (grpo_repro.hub: its cached
+    snapshot), left-padded."""
+    path = local_dir(name_or_path)
     if (path / ORGANISM_MARKER).exists() or declared_tokenizer_class(path) == GENERIC_TOKENIZER:
         from transformers import PreTrainedTokenizerFast
 
@@ -82,7 +69,7 @@ def load_tokenizer(name_or_path: str | Path):
         return tok
     from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(str(name_or_path), trust_remote_code=False)
+    tok = AutoTokenizer.from_pretrained(str(path), trust_remote_code=False)
     tok.padding_side = "left"
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
@@ -90,22 +77,23 @@ def load_tokenizer(name_or_path: str | Path):
 
 
 def load_policy(name_or_path: str | Path, dtype: str = "float32", device: str = "cpu"):
-    """(model in eval mode, tokenizer) for a local directory or a hub id."""
+    """(model in eval mode, tokenizer) for a local directory or a hub spec "id@revision", loaded from
+    its folder (grpo_repro.hub.local_dir: the cached snapshot), so that the model's own path, which
+    TRL reloads its reference model from, is that folder."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    check_model_source(str(name_or_path))
+    path = local_dir(name_or_path)
+    check_model_source(str(path))
     try:
         model = AutoModelForCausalLM.from_pretrained(
-            str(name_or_path), dtype=getattr(torch, dtype), trust_remote_code=False
+            str(path), dtype=getattr(torch, dtype), trust_remote_code=False
         ).to(device)
-        tokenizer = load_tokenizer(name_or_path)
+        tokenizer = load_tokenizer(path)
     except Exception as err:
-        if not Path(name_or_path).exists():
-            raise
         raise ModelError(
-            f"model directory {name_or_path} is corrupt or incomplete ({type(err).__name__}: "
-            f"{err}); delete it and rerun the job that wrote it"
+            f"model directory {path} is corrupt or incomplete ({type(err).__name__}: "
+            f"{err}); delete it and rerun the job (or the prefetch) that wrote it"
         ) from err
     model.eval()
     return model, tokenizer
@@ -124,8 +112,9 @@ def rollout_dtype(train: dict) -> str:
 
 
 def model_hash(model_dir: str | Path) -> str:
-    """sha256 over the weight files of a saved model directory (names and contents, sorted)."""
-    root = Path(model_dir)
+    """sha256 over the weight files of a saved model directory or a hub spec's cached snapshot
+    (names and contents, sorted)."""
+    root = local_dir(model_dir)
     files = sorted(
         p
         for p in root.iterdir()

@@ -1,13 +1,14 @@
 """Preflight checks of what a run needs beyond its files: the machine (CUDA, bf16, GPU count, vLLM)
-and the hub. The smoke configuration (config/smoke.yaml) runs the paper's path on a CPU, so these
-are the parts of a paper run (config/paper.yaml) it cannot exercise; they are checked before any
-job starts, with errors that name the config key (and file:line), like the configuration's own.
+and the hub's files in the local cache. The rehearsal (config/rehearsal.yaml) runs the paper's path
+on a CPU, so the device is the part of a paper run (config/paper.yaml) it cannot exercise; these
+are checked before any job starts, with errors that name the config key (and file:line), like the
+configuration's own.
 
 Where each check runs (workflow/rules/common.smk, `on_start`, and the GPU rules' scripts):
   * when a run starts (Snakemake's onstart: the main process, after the workflow has loaded and
     before the first job; never in a dry run, and never inside a cluster job, which runs with
-    --no-hooks): the software (vLLM installed) and the hub (model and dataset reachable or
-    cached), whatever the executor; the device (CUDA, bf16, GPUs) only when jobs run here,
+    --no-hooks): the software (vLLM installed) and the hub (model and dataset in the local
+    cache, grpo_repro.prefetch.missing), whatever the executor; the device (CUDA, bf16, GPUs) only when jobs run here,
     i.e. with a local executor (`workflow.local_exec`), since a SLURM login node has no GPU;
   * at the start of train_grpo and the evaluation rules, before any model is loaded: the device,
     on the machine that runs the job (a GPU node under SLURM).
@@ -16,7 +17,7 @@ The device facts (GPU count and name, bf16, torch's CUDA build, the NVIDIA drive
 short child process (`probe`: `python -m grpo_repro.preflight --probe` prints `facts()` as JSON),
 so the job's own process never initialises CUDA; when CUDA is unavailable the message says why
 (`no_cuda`: a CPU build of torch, no driver, or a driver too old for torch's CUDA build); those
-facts are gathered in grpo_repro.device_facts, and the hub is checked in grpo_repro.preflight_hub.
+facts are gathered in grpo_repro.device_facts, and the hub's cache is checked by grpo_repro.prefetch.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from grpo_repro.device_facts import (  # proc_driver: re-exported for tests/unit
     PROBE_TIMEOUT_S,
     facts,
     no_cuda,
+    old_driver,
     proc_driver,  # noqa: F401
 )
-from grpo_repro.preflight_hub import hub_errors
+from grpo_repro.prefetch import missing as hub_missing
 
 PROBE_ARGS = ("-m", "grpo_repro.preflight", "--probe")  # the child that prints `facts()` as JSON
 SRC = str(
@@ -162,6 +164,9 @@ def device_errors(config: dict) -> list[tuple[list, str]]:
     device = probe()
     cuda, about = int(device.get("count", 0)), _about(device)
     found = []
+    driver = old_driver(device)  # whatever torch says: vLLM's CUDA 13 kernels need it too
+    if driver and (wants_bf16 or vllm):  # a GPU run (devices > 1 alone may be a CPU run)
+        return [(vllm[0] if vllm else ["train", "bf16"], driver)]
     if cuda and need > cuda:
         server = (
             " plus one for the vLLM server (train.vllm_mode: server)"
@@ -217,9 +222,11 @@ def _raise(errors, files: Iterable[str | Path], config: dict, what: str) -> None
 
 
 def check_at_start(config: dict, local: bool, files: Iterable[str | Path] = ()) -> None:
-    """When a run starts (before any job): software and hub always; the device only when the jobs
-    run on this machine (`local`: a local executor, not a cluster's)."""
-    errors = software_errors(config) + hub_errors(config)
+    """When a run starts (before any job): software, and what the run reads from the hub in the
+    local cache (grpo_repro.prefetch.missing: jobs never reach the hub), always; the device only when
+    the jobs run on this machine (`local`: a local executor, not a cluster's)."""
+    files = list(files)
+    errors = software_errors(config) + hub_missing(config, files[1:])
     if local:
         errors += device_errors(config)
     _raise(errors, files, config, "this run cannot start")

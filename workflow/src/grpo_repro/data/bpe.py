@@ -1,4 +1,4 @@
-"""Byte-level BPE tokenizer of a pipeline-built Qwen2 (organism.tokenizer: bpe; config/smoke.yaml):
+"""Byte-level BPE tokenizer of a pipeline-built Qwen2 (organism.tokenizer: bpe; the rehearsal's stand-in):
 the paper's model reads GSM8K through Qwen2.5's byte-level BPE and chat template (Sec. 6), and this
 is that form at toy size, built offline with `tokenizers` from the training split's text.
 

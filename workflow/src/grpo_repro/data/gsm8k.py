@@ -1,12 +1,11 @@
 """GSM8K data (Sec. 6): grade-school math word problems whose gold solutions end in '#### <number>'.
 
 The data come from a local JSONL file (config keys data.train_path / data.test_path) or, when no
-path is given, from the Hugging Face hub (data.hub_id, config 'main'); the source `gsm8k` of
+path is given, from the Hugging Face hub (data.hub_id, config 'main', at data.hub_revision), read
+from the local cache that the prefetch fills (grpo_repro.hub); the source `gsm8k` of
 grpo_repro.data.sources reads them through `read_jsonl` and `from_hub`.
 Each loaded record is {"prompt_id", "question", "answer", "gold"}, where gold is the normalised
 number after '####' (`reward.gold_number`). Bad input raises `DataError` naming file and line.
-Offline mode (HF_HUB_OFFLINE=1) must be set before the process starts: the hub libraries read it
-at import.
 """
 
 from __future__ import annotations
@@ -46,25 +45,20 @@ def read_jsonl(path: str | Path) -> list[dict]:
     return io.read_jsonl(path, check=_check_record, expected=JSONL_FORMAT)
 
 
-def from_hub(split: str, hub_id: str) -> list[dict]:
-    """The checked rows of split `split` of the hub dataset `hub_id` (config main); DataError
-    naming the config key of a local file instead when the hub cannot answer."""
+def from_hub(split: str, hub_id: str, revision: str | None = None) -> list[dict]:
+    """The checked rows of split `split` of the hub dataset `hub_id` (config main) at `revision`,
+    from the local cache (grpo_repro.hub.dataset_split: jobs never reach the hub); DataError
+    naming the prefetch, or the config key of a local file instead, when it is not cached."""
+    from grpo_repro.hub import HubError, dataset_split
+
     key = f"data.{split}_path" if split in ("train", "test") else "data.train_path / data.test_path"
-
-    def hint(why: str) -> str:
-        return (
-            f"cannot load GSM8K split '{split}' from the hub dataset '{hub_id}' ({why}). Provide "
-            f"it locally: set config key {key} to a JSONL file ({JSONL_FORMAT})."
-        )
-
     try:
-        import datasets
-
-        table = datasets.load_dataset(hub_id, "main", split=split)
-    except ImportError as err:
-        raise DataError(hint(f"the 'datasets' package is not installed: {err}")) from err
-    except (ConnectionError, OSError) as err:  # offline, unreachable, not found (FileNotFoundError)
-        raise DataError(hint(f"hub offline or unreachable: {err}")) from err
+        table = dataset_split(hub_id, "main", revision, split)
+    except (HubError, ValueError, OSError) as err:  # not cached, no such split
+        raise DataError(
+            f"cannot load GSM8K split '{split}' of the hub dataset '{hub_id}' ({err}). Or provide "
+            f"it locally: set config key {key} to a JSONL file ({JSONL_FORMAT})."
+        ) from None
     return [
         _check_record(dict(row), f"{hub_id}[{split}] row {i + 1}") for i, row in enumerate(table)
     ]
@@ -75,8 +69,9 @@ def load_gsm8k(
     local_path: str | Path | None = None,
     hub_id: str = "openai/gsm8k",
     n: int | None = None,
+    revision: str | None = None,
 ) -> list[dict]:
-    """The first `n` (None: all) problems of a GSM8K split, from `local_path` or the hub.
+    """The first `n` (None: all) problems of a GSM8K split, from `local_path` or the hub's cache.
 
     Records: {"prompt_id": f"{split}_{i:05d}", "question", "answer", "gold"}. Raises DataError if
     the data cannot be read or the split holds fewer than `n` problems.
@@ -85,6 +80,6 @@ def load_gsm8k(
 
     if n is not None and n < 1:
         raise ValueError(f"n must be a positive integer or None, got {n!r}")
-    raw = read_jsonl(local_path) if local_path is not None else from_hub(split, hub_id)
+    raw = read_jsonl(local_path) if local_path is not None else from_hub(split, hub_id, revision)
     source = local_path if local_path is not None else f"{hub_id}[{split}]"
     return numbered(raw, split, n, gold_number, str(source))

@@ -36,9 +36,10 @@ def make_tokenizer(config: dict, splits: dict):
         return build_tokenizer(
             rendered + [r["answer"] for r in records], config["organism"]["max_value"]
         )
+    from grpo_repro.hub import spec
     from grpo_repro.models import load_tokenizer
 
-    return load_tokenizer(config["model"]["name_or_path"])
+    return load_tokenizer(spec(config["model"]))  # a hub model at its pinned revision
 
 
 def teach(records: list[dict], organism: dict, seed: int) -> list[dict]:

@@ -11,7 +11,6 @@ training and evaluation see the same text:
 
 from __future__ import annotations
 
-import os
 import random
 
 from grpo_repro import io
@@ -44,24 +43,10 @@ def train_pool(train: list[dict], size: int | None, seed: int) -> list[dict]:
     return [train[i] for i in idx]
 
 
-def uses_hub(config: dict) -> bool:
-    """The run may download something: a model given by name or path (a hub id?), or a split
-    read from the hub."""
-    hub_data = source(config).hub_id(config["data"]) is not None
-    return config["model"]["name_or_path"] is not None or hub_data
-
-
-def offline_if_local(config: dict) -> None:
-    """HF_HUB_OFFLINE=1 (unless the user set it) for a run that reads nothing from the hub: the
-    built model on local or generated data (transformers would otherwise spend ~25 s retrying)."""
-    if not uses_hub(config):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-def check_sources(config: dict, check_hub: bool = True) -> None:
-    """Fail at workflow load, before any job, on a missing local data file or model (ValueError
-    naming the config key). Hub ids are only checked when HF_HUB_OFFLINE=1 and check_hub is set
-    (a dry run on an offline login node still builds the graph)."""
+def check_sources(config: dict) -> None:
+    """Fail at workflow load, before any job, on a missing or empty local data file or a missing
+    local model directory (ValueError naming the config key). What the run reads from the hub is
+    checked in the local cache when the run starts (grpo_repro.prefetch.missing), never in a dry run."""
     from pathlib import Path
 
     from grpo_repro.models import check_model_source
@@ -73,8 +58,6 @@ def check_sources(config: dict, check_hub: bool = True) -> None:
             raise ValueError(f"config key 'data.{key}': file {path} does not exist")
         if path is not None and Path(path).stat().st_size == 0:
             raise ValueError(f"config key 'data.{key}': file {path} is empty")
-    from grpo_repro.models import is_local
-
     model = config["model"]["name_or_path"]
-    if model is not None and (check_hub or is_local(model)):
-        check_model_source(model)
+    if model is not None:
+        check_model_source(model)  # a local directory; a hub id: the start check

@@ -55,8 +55,10 @@ class Source:
         return data["hub_id"]
 
     def origin(self, data: dict, split: str) -> str:
-        """Where a split's problems come from: its local file, or `hub_id[split]`."""
-        return self.paths(data)[split] or f"{data['hub_id']}[{split}]"
+        """Where a split's problems come from: its local file, or `hub_id[split]` (with
+        `@revision` when data.hub_revision pins one)."""
+        rev = data.get("hub_revision")
+        return self.paths(data)[split] or f"{data['hub_id']}{f'@{rev}' if rev else ''}[{split}]"
 
     def records(self, config: dict) -> dict:
         """{split: raw records} (prompt_id, question, answer, gold, ...). A file source: train =
@@ -80,8 +82,8 @@ class Source:
 
     def split_sizes(self, config: dict, check_hub: bool = True) -> dict[str, int] | None:
         """{split: problems} of a file source (None: generated). A local file is read and
-        validated in full (DataError naming file and line); the hub's sizes come from the
-        dataset's metadata, and a hub that cannot answer is an error naming the split's path key
+        validated in full (DataError naming file and line); the hub's sizes come from the cached
+        dataset's metadata, and a dataset not cached is an error naming the split's path key
         (check_hub False, as the workflow loads: the published sizes with a warning; the run's start
         checks again with check_hub, grpo_repro.data.sizes.check_sizes)."""
         if self.generate is not None:
@@ -92,13 +94,13 @@ class Source:
                 out[split] = len(self.rows(data, split))
                 continue
             try:
-                out[split] = hub_split_size(self, data["hub_id"], split)
+                out[split] = hub_split_size(self, data, split)
             except ValueError:
                 if check_hub or split not in self.published:
                     raise
                 print(
-                    f"warning: {self.title} split sizes of '{data['hub_id']}' unknown (hub not "
-                    f"reachable); assuming the published {self.published[split]} (a run checks at start)",
+                    f"warning: {self.title} split sizes of '{data['hub_id']}' unknown (not in the "
+                    f"local cache); assuming the published {self.published[split]} (a run checks at start)",
                     file=sys.stderr,
                 )
                 out[split] = self.published[split]
@@ -125,22 +127,22 @@ def numbered(rows: list[dict], split: str, n: int | None, gold, where: str) -> l
     ]
 
 
-def hub_split_size(source: Source, hub_id: str, split: str) -> int:
-    """Problems in split `split` of the hub dataset `hub_id` (config source.hub_config), from its
-    metadata in the local cache or on the hub; ValueError naming the config key when neither
-    answers."""
-    key = f"data.{source.path_keys[split]}"
-    try:
-        import datasets
+def hub_split_size(source: Source, data: dict, split: str) -> int:
+    """Problems in split `split` of the hub dataset data.hub_id (config source.hub_config) at
+    data.hub_revision, from its metadata in the local cache (jobs never reach the hub: the prefetch
+    fills it, grpo_repro.hub); ValueError naming the config key when it is not cached."""
+    from grpo_repro.hub import HubError, dataset_sizes
 
-        info = datasets.load_dataset_builder(hub_id, source.hub_config).info
-        return int(info.splits[split].num_examples)
-    except Exception as err:  # offline and not cached, unknown id, no split metadata
+    key = f"data.{source.path_keys[split]}"
+    hub_id = data["hub_id"]
+    try:
+        return dataset_sizes(hub_id, source.hub_config, data.get("hub_revision"))[split]
+    except (HubError, KeyError) as err:
         raise ValueError(
             f"config key '{key}' is null, so {source.title} split '{split}' comes from the hub "
-            f"dataset '{hub_id}' (data.hub_id), which is neither cached nor reachable "
-            f"({type(err).__name__}: {err}): set {key} to a local JSONL file "
-            f"({source.file_format})"
+            f"dataset '{hub_id}' (data.hub_id), which the local cache does not hold "
+            f"({type(err).__name__}: {err}): fetch it with the prefetch (python -m grpo_repro.prefetch "
+            f"--configfile ...), or set {key} to a local JSONL file ({source.file_format})"
         ) from None
 
 

@@ -18,6 +18,7 @@ from grpo_repro.evaluate.run import (
     write_outputs,
 )
 from grpo_repro.gpus import vllm_platform
+from grpo_repro.hub import revision_of
 from grpo_repro.sampler.params import SamplingParams
 
 
@@ -40,11 +41,14 @@ def open_sampler(
 ):
     """(sampler, weights sha256, load seconds) of one checkpoint: the HF backend's model on
     `device` with weights in `dtype`; vLLM's engine on `platform` (vllm.platform) started with
-    `dtype` (the transformers model is then loaded on the CPU for its tokenizer and EOS ids only)."""
+    `dtype` (the transformers model is then loaded on the CPU for its tokenizer and EOS ids only).
+    `model_dir`: a local directory or a hub spec, read from its cached snapshot (grpo_repro.hub)."""
+    from grpo_repro.hub import local_dir
     from grpo_repro.models import load_policy, model_hash
     from grpo_repro.sampler.factory import make_sampler
 
     t0 = time.perf_counter()
+    model_dir = local_dir(model_dir)
     on = "cpu" if ecfg["backend"] == "vllm" else device
     model, tokenizer = load_policy(model_dir, dtype=dtype, device=on)
     sampler = make_sampler(
@@ -118,6 +122,7 @@ def run_eval_job(
     batch_prompts = int(ecfg["batch_prompts"] if batch_prompts is None else batch_prompts)
     for step in steps:
         model_dir = models[step]
+        revision = revision_of(model_dir)
         sampler, digest, load_s = open_sampler(
             ecfg, model_dir, dtype, str(device), batch_prompts, platform
         )
@@ -154,6 +159,8 @@ def run_eval_job(
                     threads=int(threads),
                     model_load_seconds=load_s,
                 )
+                if revision:  # a hub model: the commit its cached snapshot holds
+                    meta["model_revision"] = revision
                 write_outputs(df, meta, task["csv"], task["json"], keep_partial=True)
                 partials.append(part)
                 summary[(step, split, temp)] = meta["mean_p_hat"]

@@ -106,7 +106,7 @@ def train(
     Returns the run summary (settings, the resolved GRPOConfig, resume point, steps)."""
     from accelerate import PartialState
 
-    from grpo_repro.models import load_policy
+    from grpo_repro.models import load_policy, local_dir
 
     out_dir = Path(out_dir)
     work_dir, ckpt_dir = out_dir / "work", out_dir / "checkpoints"
@@ -133,7 +133,7 @@ def train(
         else:
             print(f"[train] {when}: resuming from {resume} (step {done})", flush=True)
     state.wait_for_everyone()
-    marker_file = Path(ref_path) / "organism.json"
+    marker_file = local_dir(ref_path) / "organism.json"
     marker = json.loads(marker_file.read_text()) if marker_file.exists() else None
     model, tokenizer = load_policy(ref_path)  # float32 master weights; train.bf16 = bf16 autocast
     trainer, args, extra = build_trainer(
@@ -188,7 +188,7 @@ def fingerprint(run: GRPORun, ref_path, steps, records) -> dict:
 
     from grpo_repro import provenance
     from grpo_repro.codedeps import closure
-    from grpo_repro.models import is_local, model_hash
+    from grpo_repro.models import model_hash
 
     src = Path(__file__).resolve().parents[2]
     code = hashlib.sha256()
@@ -204,7 +204,7 @@ def fingerprint(run: GRPORun, ref_path, steps, records) -> dict:
         "answer_mode": run.answer_mode,
         "prompts_sha256": prompts.hexdigest(),
         "ref": ref,
-        "ref_weights_sha256": model_hash(ref) if is_local(ref) else None,
+        "ref_weights_sha256": model_hash(ref),  # a hub spec: its cached snapshot's
         "code_sha256": code.hexdigest(),
         "versions": provenance.versions(),
     }

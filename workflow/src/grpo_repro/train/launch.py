@@ -212,11 +212,13 @@ def _server(train, ref: str, out: str, gpu: str) -> Iterator[tuple[str, int]]:
     """The job's vLLM server on device `gpu` for the body (vllm_server.serve: pi_ref's weights,
     in the dtype of the rollouts, grpo_repro.models.rollout_dtype); yields the run's runtime
     fields server_url and group_port (its base URL, a free port for TRL's weight-sync group)."""
+    from grpo_repro.hub import local_dir
     from grpo_repro.models import rollout_dtype
     from grpo_repro.train import vllm_server
 
     log = Path(out) / SERVER_LOG
-    with vllm_server.serve(ref, gpu, log, rollout_dtype(train)) as url:
+    # a hub spec's cached snapshot: the server loads the pinned files, never the hub
+    with vllm_server.serve(str(local_dir(ref)), gpu, log, rollout_dtype(train)) as url:
         server_port = int(url.rsplit(":", 1)[1])
         group_port = free_port()
         while group_port == server_port:
@@ -226,7 +228,7 @@ def _server(train, ref: str, out: str, gpu: str) -> Iterator[tuple[str, int]]:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--ref", required=True, help="pi_ref: local directory or hub id")
+    ap.add_argument("--ref", required=True, help="pi_ref: local directory or hub spec id@revision")
     ap.add_argument("--prompts", required=True, help="JSONL of records with prompt and gold")
     ap.add_argument("--n-epoch-prompts", type=int, required=True, help="prompts in one epoch")
     ap.add_argument("--out", required=True, help="results/train/<variant>/seed_<seed>")

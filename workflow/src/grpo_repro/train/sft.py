@@ -3,7 +3,8 @@ transformers causal LM (organism.arch: a Llama with attention biases, Qwen2's ma
 projection bias, the default; or Qwen2 itself), supervised fine-tuned with TRL's SFTTrainer on worked
 solutions (prompt/completion data, loss on the completion only, EOS appended). Stopped after a fixed
 number of steps chosen so that held-out success is partial. With organism.sft_steps 0 the random
-initialisation is pi_ref (config/smoke.yaml: its byte-level BPE Qwen2 checks that the paper's path
+initialisation is pi_ref (the rehearsal's stand-in for the hub model, grpo_repro.rehearsal, is such a
+random byte-level BPE Qwen2: it checks that the paper's path
 runs, not that it learns).
 """
 
@@ -181,7 +182,7 @@ def run(
     n_params = sum(p.numel() for p in model.parameters())
     out = Path(model_dir)
     t0 = time.time()
-    log = []  # sft_steps 0: pi_ref is the random initialisation (config/smoke.yaml)
+    log = []  # sft_steps 0: pi_ref is the random initialisation
     if org["sft_steps"] > 0:
         log = train_reference(
             records,

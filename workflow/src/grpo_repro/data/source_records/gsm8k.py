@@ -6,11 +6,14 @@ from grpo_repro.data.sources import PATH_KEYS, Source
 
 def gsm8k_rows(data: dict, split: str) -> list[dict]:
     """GSM8K's rows of `split`: its local JSONL file (data.train_path / data.test_path) or the
-    hub dataset data.hub_id (config main); each checked (grpo_repro.data.gsm8k)."""
+    hub dataset data.hub_id (config main) at data.hub_revision, from the local cache; each checked
+    (grpo_repro.data.gsm8k)."""
     from grpo_repro.data import gsm8k
 
     path = data[PATH_KEYS[split]]
-    return gsm8k.read_jsonl(path) if path is not None else gsm8k.from_hub(split, data["hub_id"])
+    if path is not None:
+        return gsm8k.read_jsonl(path)
+    return gsm8k.from_hub(split, data["hub_id"], data.get("hub_revision"))
 
 
 SOURCE = Source(
