@@ -2,10 +2,12 @@
 error that names the culprit, before any expensive work starts."""
 
 import copy
+import re
 import subprocess
 import sys
 
 import pytest
+import yaml
 
 from grpo_repro import config as cfg
 from grpo_repro.data.sets import check_sources
@@ -132,3 +134,90 @@ def test_workflow_stops_on_missing_model_path(tmp_path):
         timeout=120,
     )
     assert res.returncode != 0 and "absent does not exist" in res.stdout + res.stderr
+
+
+def _numeric(sub) -> set:
+    """The JSON types a leaf's schema admits ({'number', 'integer'} and the like)."""
+    sub = _resolve(sub)
+    types = set()
+    for s in [sub, *(_resolve(x) for x in sub.get("oneOf", []))]:
+        t = s.get("type", [])
+        types |= set(t if isinstance(t, list) else [t])
+        if "items" in s:
+            types |= {f"items:{x}" for x in _numeric(s["items"])}
+    return types
+
+
+NUMERIC = [k for k, s in LEAVES if _numeric(s) & {"number", "integer", "items:number"}]
+INTEGER = [k for k, s in LEAVES if _numeric(s) & {"integer", "items:integer"}]
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")], ids=str)
+@pytest.mark.parametrize("keys", NUMERIC, ids=_dotted)
+def test_every_numeric_key_refuses_a_non_finite_number(keys, value):
+    """One rule over every number (JSON Schema's comparisons are false for NaN, and an exclusive
+    minimum admits infinity): refused naming the key, a list's element included."""
+    config = copy.deepcopy(DEFAULT)
+    old = config
+    for k in keys[:-1]:
+        old = old[k]
+    _set(config, keys, [value] if isinstance(old[keys[-1]], list) else value)
+    with pytest.raises(cfg.ConfigError, match=rf"'{_dotted(keys)}(\[0\])?'.*not a finite number"):
+        cfg.check(config)
+
+
+@pytest.mark.parametrize("keys", INTEGER, ids=_dotted)
+def test_every_integer_key_refuses_what_no_library_takes(keys):
+    config = copy.deepcopy(DEFAULT)
+    old = config
+    for k in keys[:-1]:
+        old = old[k]
+    big = 2**40
+    _set(config, keys, [big] if isinstance(old[keys[-1]], list) else big)
+    with pytest.raises(cfg.ConfigError, match=rf"'{_dotted(keys)}(\[0\])?'.*beyond 2147483647"):
+        cfg.check(config)
+
+
+def test_the_number_matrix_covers_the_numeric_keys():
+    assert len(NUMERIC) >= 60 and len(INTEGER) >= 35
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("train:\n  bf16: on\n", "'on' reads as a boolean in YAML 1.1"),
+        ("train:\n  use_vllm: no\n", "'no' reads as a boolean in YAML 1.1"),
+        ("train:\n  save_steps: 040\n", "'040' reads as 32 in YAML 1.1"),
+        ("train:\n  max_steps: 1_000\n", "'1_000' reads as 1000 in YAML 1.1"),
+        ("eval:\n  samples: 1:30\n", "'1:30' reads as 90 in YAML 1.1"),
+        ("train:\n  beta: 1e-1\n", "'1e-1' is a string in YAML 1.1 and a number in YAML 1.2"),
+        ("train:\n  beta: 0.1\n  beta: 0.2\n", "key 'beta' appears twice"),
+    ],
+)
+def test_yaml_a_loader_reads_ambiguously_is_refused_with_file_and_line(tmp_path, text, said):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(text)
+    config = cfg.merge(copy.deepcopy(DEFAULT), cfg.load_yaml(mine))
+    line = len(text.splitlines())
+    with pytest.raises(cfg.ConfigError, match=rf"mine.yaml:{line}: {re.escape(said)}"):
+        cfg.check(config, [ROOT / "config" / "config.yaml", mine])
+
+
+@pytest.mark.parametrize(
+    "organism, key, said",
+    [
+        ({"max_steps": 1}, "organism.max_steps", "9920 distinct problems"),
+        ({"max_operand": 2, "max_value": 10}, "organism.max_steps", "distinct problems"),
+        ({"dedup": "question_and_solution", "max_steps": 2}, "organism.max_steps", "2263"),
+        ({"hidden": 130}, "organism.hidden", "whole, even head size"),
+        ({"hidden": 132}, "organism.hidden", "whole, even head size"),  # head size 33: odd
+    ],
+)
+def test_what_a_job_would_refuse_is_refused_at_load(tmp_path, organism, key, said):
+    """The organism's problem space (data_prepare) and model shape (train_reference), known when
+    the workflow loads: refused there, naming the key, file and line."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(yaml.safe_dump({"organism": organism}))
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.load(mine)
+    assert f"config key '{key}' ({mine}:" in str(err.value) and said in str(err.value)

@@ -3,8 +3,9 @@
 One finished run of the rehearsal (config/rehearsal.yaml over config/paper.yaml: the paper's code
 path at toy size, pi_ref from the rehearsal's hub cache) on the shipped 64-problem GSM8K excerpt as
 local files (local.yaml: the smallest whole graph whose data comes from files), then:
-  - one bad data edit (data.n_test: 100 > the 64 problems of the test file) stops the workflow when
-    it loads, naming the key, file and line; results/data/ is untouched;
+  - one bad data edit (data.n_test: 100 > the 64 problems of the test file), a non-finite number, an
+    ambiguous YAML value and a model shape transformers refuses each stop the workflow when it
+    loads, naming the key (or value), file and line; results/ is untouched;
   - the edit reverted: "Nothing to be done" (no training, no evaluation reruns);
   - a speed-only setting changed (eval.batch_prompts): nothing to be done;
   - a GRPO seed added: only the new seed's runs are scheduled;
@@ -56,6 +57,18 @@ def test_bad_data_edit_then_revert_reruns_nothing(tmp_path, hub_cache):
     assert "'data.n_test' (" in bad.log and "edit.yaml:2)" in bad.log, bad.log[-3000:]
     assert "holds 64" in bad.log
     assert _stamps(wd) == before  # nothing deleted, nothing rewritten
+
+    # the other classes refused at load: a non-finite number, a YAML value read two ways, a model
+    # shape transformers refuses; each stops before any job, nothing rewritten
+    for bad_edit, said in (
+        ("train:\n  beta: .inf\n", "not a finite number"),
+        ("train:\n  bf16: off\n", "reads as a boolean in YAML 1.1"),
+        ("organism:\n  hidden: 66\n", "whole, even head size"),
+    ):
+        edit.write_text(bad_edit)
+        bad = _run(wd, hub_cache, "-c2")
+        assert bad.returncode != 0 and said in bad.log and "edit.yaml:" in bad.log, bad.log[-3000:]
+        assert _stamps(wd) == before
 
     edit.write_text("{}\n")
     again = _run(wd, hub_cache, "-n")

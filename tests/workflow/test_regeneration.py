@@ -102,3 +102,36 @@ def test_report_builds(report_workflow):
         for stem in ("trajectories", "amplification_scatter", "amplification_hist", "overlay"):
             assert (tmp / f"results/report/{stem}_{split}.png").stat().st_size > 0
             assert (tmp / f"results/report/{stem}_{split}.pdf").stat().st_size > 0
+
+
+def _what_ran(landing: Path) -> str:
+    """The landing page's first line of text: what ran, with its sizes."""
+    return next(x for x in landing.read_text().splitlines() if x.startswith("**What ran"))
+
+
+def test_each_run_directorys_report_is_its_own(report_workflow):
+    """Two run directories (`-d`) beside the checkout's own results/: each report's landing page
+    is its run's, its headline the one its own summary.json gives (the landing page was resolved
+    from the checkout once, so every report showed the checkout's run or none)."""
+    import shutil
+
+    tmp = report_workflow
+    first_lines = {}
+    for name, samples in (("a", 37), ("b", 41)):
+        run = tmp / "runs" / name
+        shutil.rmtree(run, ignore_errors=True)
+        shutil.copytree(tmp / "results", run / "results")
+        shutil.copytree(tmp / ".snakemake" / "metadata", run / ".snakemake" / "metadata")
+        summary = json.loads((run / "results/summary.json").read_text())
+        summary["config"]["eval"]["samples"] = samples  # this run's headline: its own count
+        (run / "results/summary.json").write_text(json.dumps(summary))
+        d = ["-d", str(run)]
+        rerun = ["--forcerun", "report_landing", "--rerun-triggers", "mtime"]
+        _snakemake(tmp, *d, "results/report/landing.rst", "-c1", *rerun)
+        _snakemake(tmp, *d, "report_all", "--report", "results/report.html")
+        html = (run / "results/report.html").read_text()
+        first_lines[name] = _what_ran(run / "results/report/landing.rst")
+        assert f"{samples} samples each" in first_lines[name] and f"{samples} samples each" in html
+    assert first_lines["a"] != first_lines["b"]
+    checkout = _what_ran(tmp / "results/report/landing.rst")
+    assert checkout not in first_lines.values()

@@ -4,7 +4,9 @@ and chromium-driver, installed by .ci/install_chromium.sh) and clicked through. 
 the stages it covers is listed in the stages' order, every figure and table is reachable under its
 category, the training curves image is drawn, and the landing page leads with the
 success-against-temperature picture on the first screen and states the headline read from
-results/summary.json, and shows the compact fixed-point study's picture within two screens. Skipped, with the reason, where Chromium or its driver is missing."""
+results/summary.json, and shows the compact fixed-point study's picture within two screens; at
+desktop and phone width the first screen says what ran. Skipped, with the reason, where Chromium
+or its driver is missing, except under CI (CI=true), which installs them: there it fails."""
 
 from __future__ import annotations
 
@@ -26,7 +28,10 @@ CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 @pytest.fixture(scope="module")
 def browser():
     if not (CHROMIUM and DRIVER):
-        pytest.skip("chromium / chromedriver not installed (run .ci/install_chromium.sh)")
+        why = "chromium / chromedriver not installed (run .ci/install_chromium.sh)"
+        if os.environ.get("CI"):  # CI installs them: a missing browser fails, never skips
+            pytest.fail(why)
+        pytest.skip(why)
     webdriver = pytest.importorskip("selenium.webdriver")
     opts = webdriver.ChromeOptions()
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
@@ -202,3 +207,32 @@ def test_a_figure_without_a_caption_file_shows_its_doc_line(report):
     html = (report / "results/doc.html").read_text()
     assert "the stability threshold B(p*). Data: results/figures/" in html
     assert "System Message" not in html
+
+
+@pytest.mark.parametrize("width, height", [(1400, 1000), (420, 860)], ids=["desktop", "phone"])
+def test_the_first_screen_says_what_ran(report, browser, width, height):
+    """At desktop and at phone width the first screen, unscrolled, says what ran (the model
+    organism here, the configuration's model otherwise) before any claim, inside the screen's
+    width: no text cut at the left edge, where nothing scrolls to."""
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(width, height)
+    try:
+        browser.get(f"file://{report / 'results/report.html'}")
+        time.sleep(2)
+        xpath = "//*[contains(normalize-space(.), 'What ran') and not(.//*[contains(normalize-space(.), 'What ran')])]"
+        what = browser.find_element(By.XPATH, xpath)
+        box = browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect();"
+            "return {left: r.left, right: r.right, top: r.top, bottom: r.bottom,"
+            " width: window.innerWidth, height: window.innerHeight};",
+            what,
+        )
+        text = browser.find_element(By.CSS_SELECTOR, "div.document").text
+        assert "What ran: the model organism" in text
+        assert text.index("What ran") < text.index("reproduced end to end")  # before any claim
+        assert box["left"] >= 0 and box["right"] <= box["width"] + 1, box  # within the width
+        assert 0 <= box["top"] < box["height"], box  # on the first screen
+        browser.save_screenshot(str(report / f"results/report_first_screen_{width}.png"))
+    finally:
+        browser.set_window_size(1400, 1000)

@@ -2,12 +2,13 @@
 
 Runs the default configuration (shrunk by --scale small so that it takes minutes) twice, cold, in
 two fresh copies of the workflow:
-  run A: uninterrupted;
-  run B: killed with SIGKILL (the whole process group) once during GRPO training, after its first
-         resumable checkpoint, and once during checkpoint evaluation, after its first finished
-         chunk; each time resumed with the README's documented steps: the same command with
-         --unlock (a hard kill leaves Snakemake's lock), then the same command (profiles/default:
-         rerun-incomplete).
+  run A: uninterrupted, in the checkout's results/;
+  run B: in a run directory of its own (`-d runs/killed`), killed with SIGKILL (the whole process
+         group) once during GRPO training, after its first resumable checkpoint, and once during
+         checkpoint evaluation, after its first finished chunk; each time resumed with the
+         documented steps (README, docs/troubleshooting.md): the same command with --unlock (a
+         hard kill leaves Snakemake's lock), then the same command (profiles/default:
+         rerun-incomplete), both with its `-d`.
 Then it compares, byte for byte, every evaluation table (results/evaluate/**/*.csv) and every figure
 data file (results/figures/*.csv) of A and B, and prints what it compared and how much work the
 reruns redid. Exit status 0 iff everything matched.
@@ -59,9 +60,10 @@ def copy_workflow(dest: Path) -> None:
             shutil.copy2(src, dest / rel)
 
 
-def command(workdir: Path, extra_config: Path | None) -> list[str]:
-    # the README's command; profiles/default (rerun-incomplete) makes it resume after a kill
-    cmd = [sys.executable, "-m", "snakemake", "-c2"]
+def command(extra_config: Path | None, directory: str | None = None) -> list[str]:
+    # the README's command (with the run's -d); profiles/default (rerun-incomplete) makes it
+    # resume after a kill
+    cmd = [sys.executable, "-m", "snakemake", "-c2", *(["-d", directory] if directory else [])]
     if extra_config:
         cmd += ["--configfile", "config/config.yaml", str(extra_config)]
     return cmd
@@ -155,7 +157,7 @@ def main() -> int:
     base = Path(a.keep or tempfile.mkdtemp(prefix="fault_tolerance_"))
     base.mkdir(parents=True, exist_ok=True)
     runs = {}
-    for name in ("A", "B"):
+    for name, directory in (("A", None), ("B", "runs/killed")):
         wd = base / name
         shutil.rmtree(wd, ignore_errors=True)
         copy_workflow(wd)
@@ -163,22 +165,24 @@ def main() -> int:
         if a.scale == "small":
             extra = wd / "config" / "fault_tolerance_small.yaml"
             extra.write_text(yaml.safe_dump(SMALL))
-        runs[name] = (wd, command(wd, extra), wd / "run.log")
+        # the run's results/ lives under its directory (the checkout's for run A)
+        root = wd / directory if directory else wd
+        runs[name] = (wd, command(extra, directory), wd / "run.log", root)
     env_note = f"scale={a.scale}, workdirs under {base}"
     print(f"fault tolerance check ({env_note})", flush=True)
 
-    wd, cmd, log = runs["A"]
+    wd, cmd, log, _ = runs["A"]
     t0 = time.time()
     if start(wd, cmd, log).wait() != 0:
         print(f"run A failed: see {log}")
         return 1
     print(f"run A (uninterrupted, cold): {time.time() - t0:.0f} s", flush=True)
 
-    wd, cmd, log = runs["B"]
+    wd, cmd, log, root = runs["B"]
     t0 = time.time()
     kills = [
-        kill_when(start(wd, cmd, log), lambda: training_checkpoint(wd), "during training"),
-        kill_when(start(wd, cmd, log), lambda: eval_chunk(wd), "during evaluation"),
+        kill_when(start(wd, cmd, log), lambda: training_checkpoint(root), "during training"),
+        kill_when(start(wd, cmd, log), lambda: eval_chunk(root), "during evaluation"),
     ]
     for k in kills:
         print(f"run B: killed -9 {k}", flush=True)
@@ -188,10 +192,13 @@ def main() -> int:
     print(
         f"run B (killed twice, rerun with --rerun-incomplete): {time.time() - t0:.0f} s", flush=True
     )
-    for line in redone(wd):
+    for line in redone(root):
         print(f"  {line}")
+    if (wd / "results").exists():
+        print("run B wrote into the checkout's results/, not its run directory")
+        return 1
 
-    same, diff = compare(runs["A"][0], runs["B"][0])
+    same, diff = compare(runs["A"][3], runs["B"][3])
     print(
         f"compared {len(same) + len(diff)} files byte for byte (evaluation tables and figure data): "
         f"{len(same)} identical, {len(diff)} different"

@@ -9,6 +9,7 @@ own tables and helpers live in helpers/<stage>.smk, which its rule file includes
 
 import functools
 import os
+import time
 
 from snakemake.exceptions import WorkflowError
 
@@ -66,6 +67,7 @@ STEPS = checkpoint_steps(config["train"], N_EPOCH_PROMPTS)  # step 0 = pi_ref
 SPLITS = list(config["eval"]["splits"])
 EVAL_SPLITS = ev_tasks.task_splits(config)  # the splits evaluation reads (+ temperature_splits)
 ENV = "../../envs/cpu.yaml" if ORGANISM else "../../envs/gpu.yaml"  # every rule's conda env
+RUN_STARTED = []  # when this invocation started its jobs (on_start)
 
 
 wildcard_constraints:
@@ -137,6 +139,7 @@ def on_start():
     from grpo_repro.preflight import PreflightError, check_at_start
     from grpo_repro.provenance import untracked_changes
 
+    RUN_STARTED.append(time.time())  # the jobs of this invocation: on_success's time table
     stale = untracked_changes(RESULTS, config, ".snakemake/metadata")
     if stale and not workflow.dag_settings.forceall:  # a copied tree: its outputs may be stale
         raise WorkflowError(stale)
@@ -154,4 +157,4 @@ def on_success():
     from grpo_repro.report.summary import stage_times
 
     write_stage_provenance(RESULTS, config)
-    print(stage_times(BENCH))
+    print(stage_times(BENCH, since=RUN_STARTED[0] if RUN_STARTED else None))

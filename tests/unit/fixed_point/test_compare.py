@@ -71,18 +71,31 @@ def test_predictions_plateau_and_gaps_at_p_star_g():
     assert s["gap_to_one"] == pytest.approx(np.mean(1 - p))
     assert s["gap_pred_G"] < 0.005 < s["gap_pred"]
     assert s["gap_pred_G_seeds"].count("/") == 2
-    assert 0.005 < s["floor_G"] < 0.05 and s["aim_G"]
-    assert "meets the aim" in markdown.verdict(s)
+    assert 0.005 < s["floor_G"] < 0.05 and s["aim"] == aggregate.MET
+    assert "aim met" in markdown.verdict(s) and f"{s['gap_pred_G_hi']:.3f}]" in markdown.verdict(s)
 
 
 def test_a_plateau_far_from_p_star_g_misses_the_aim():
     t = _table("grpo", [0.2, 0.4, 0.6, 0.75, 0.0])
     s = aggregate.summary_table(t, EPS, n_boot=100).iloc[0]
-    assert not s["aim_G"] and s["signed_pred_G"] < 0
+    assert s["aim"] == aggregate.MISSED and s["signed_pred_G"] < 0
     line = markdown.verdict(s)
-    assert "misses the aim" in line and "below p*_G" in line and "the factors study" in line
-    floor_bound = markdown.verdict(s.copy().replace({s["floor_G"]: s["gap_stays"]}))
-    assert "so even an exact p*_G misses the ratio" in floor_bound
+    assert "aim missed" in line and "below p*_G" in line and "against 0.03" in line
+
+
+@pytest.mark.parametrize(
+    "gap, ratio, verdict",
+    [  # (gap interval, ratio interval) against the fixed 0.03 and 1/3
+        ((0.020, 0.028), (0.10, 0.25), "met"),
+        ((0.021, 0.039), (0.10, 0.25), "not resolved at this precision"),  # the gap straddles
+        ((0.020, 0.028), (0.25, 0.40), "not resolved at this precision"),  # the ratio straddles
+        ((0.031, 0.040), (0.10, 0.25), "missed"),  # the gap's interval above 0.03
+        ((0.020, 0.028), (0.34, 0.50), "missed"),  # the ratio's above 1/3
+        ((0.021, 0.039), (0.34, 0.50), "missed"),  # one half missed decides
+    ],
+)
+def test_the_aim_is_decided_by_its_intervals(gap, ratio, verdict):
+    assert aggregate.aim_verdict(*gap, *ratio) == verdict
 
 
 def test_noise_floor_shrinks_with_the_sample_sizes():
@@ -210,7 +223,11 @@ def test_long_run_is_compared_with_the_base_run_of_its_own_kind(moved, said):
 def test_overview_puts_every_study_under_the_aims():
     pages = {s: f"## {markdown.TITLES[s]}\n" for s in ("main", "groups", "factors")}
     text = markdown.overview(pages)
-    assert text.startswith("# Fixed-point test") and "max(0.03, 1.2 x the noise floor)" in text
+    assert (
+        text.startswith("# Fixed-point test")
+        and "fixed before the runs" in text
+        and "<= 0.03" in text
+    )
     assert text.index(markdown.TITLES["main"]) < text.index(markdown.TITLES["factors"])
 
 

@@ -39,7 +39,7 @@ def check(ref, checkpoints, kl):
 def test_plateaus_at_p_star_g_pass_the_check_and_are_resolved():
     prompts, summary = check(*tables())
     (row,) = summary.to_dict("records")
-    assert row["aim_G"], row
+    assert row["aim"] == aggregate.MET, row
     assert row["gap_pred_G"] <= 0.03 and row["gap_pred"] > row["gap_pred_G"] + 0.02
     res = resolution.resolution_table(prompts, EPS, [50], [8], n_resamples=200)
     own = res[res["own"]].iloc[0]
@@ -53,14 +53,14 @@ def test_plateaus_at_p_star_g_pass_the_check_and_are_resolved():
 
 def test_the_check_fails_when_p_star_g_is_computed_with_the_population_map(monkeypatch):
     """The same plateaus, the prediction (and the noise floor) computed with h instead of h_G:
-    the gap to the prediction exceeds the aim, and aim_G says so."""
+    the gap to the prediction exceeds the aim, and the verdict says so."""
     data = tables()
     real = pred.orbit_limits
     monkeypatch.setattr(pred, "orbit_limits", lambda *a, group_size=None, **k: real(*a, **k))
     _, summary = check(*data)
     (row,) = summary.to_dict("records")
-    assert not row["aim_G"], row
-    assert row["gap_pred_G"] > row["aim_gap_G"]
+    assert row["aim"] == aggregate.MISSED, row
+    assert row["gap_pred_G_lo"] > row["aim_gap_G"]
 
 
 @pytest.mark.parametrize("group_size, label", [("run", "p*_G"), (None, "p*")])

@@ -19,6 +19,8 @@ def best(variant, low, high, diff=0.1):
         "t_variant": 0.0,
         "t_ref": 0.3,
         "mean_diff": diff,
+        "mean_variant": 0.5 + diff,
+        "mean_ref": 0.5,
         "low": low,
         "high": high,
         "n_seeds_above": 2,
@@ -34,6 +36,9 @@ def summary():
             "variants": ["grpo", "mirror"],
             "eval": {"samples": 50},
             "train": {"seeds": [0]},
+            "model": {"name_or_path": None, "revision": None},
+            "organism": {"layers": 2, "arch": "llama", "hidden": 128},
+            "data": {"source": "organism", "n_test": 200},
         },
         "paper_comparison": {
             "paper": {"ref_mean_success": 0.21, "final_mean_success": 0.375},
@@ -61,7 +66,37 @@ def summary():
     ],
 )
 def test_verdict_follows_the_interval(low, high, word):
-    assert word in verdict(best("grpo", low, high))
+    line = verdict(best("grpo", low, high))
+    assert word in line
+    # the two points of the picture's curves the verdict compares, then their difference
+    assert "at greedy against pi_ref's 50.0% at T = 0.3" in line
+
+
+@pytest.mark.parametrize(
+    "model, said, not_said",
+    [
+        (
+            {"name_or_path": None, "revision": None},
+            "**What ran: the model organism, not the paper's Qwen2.5-0.5B-Instruct**: a 2-layer "
+            "llama of width 128",
+            "What ran: Qwen",
+        ),
+        (
+            {"name_or_path": "Qwen/Qwen2.5-0.5B-Instruct", "revision": "7ae557604adf67be"},
+            "**What ran: Qwen/Qwen2.5-0.5B-Instruct** at 7ae557604adf, on GSM8K",
+            "model organism",
+        ),
+    ],
+)
+def test_the_page_says_what_ran_before_any_claim(model, said, not_said):
+    s = summary()
+    s["config"]["model"] = model
+    s["config"]["data"]["source"] = "gsm8k" if model["name_or_path"] else "organism"
+    rst = landing_rst(s, None)
+    first = next(line for line in rst.splitlines() if not line.startswith((".. ", "   ")) and line)
+    assert said in first and not_said not in first
+    assert "200 held-out prompts x 50 samples each" in first
+    assert rst.index(first) < rst.index("reproduced end to end")
 
 
 def test_picture_first_then_table_then_one_verdict_per_variant():
@@ -100,7 +135,8 @@ def law():
     return {
         **out,
         **{"run": "grpo_k3_ratio_compact", "beta": 2.0, "G": 8, "n_prompts": 32, "n_seeds": 1},
-        **{"aim_G": True, "aim_gap_G": 0.03, "ratio_G": 0.2, "resolved": True, "floor_G": 0.01},
+        **{"aim": "met", "aim_gap_G": 0.03, "ratio_G": 0.2, "ratio_G_lo": 0.1, "ratio_G_hi": 0.3},
+        **{"resolved": True, "floor_G": 0.01},
         "better_baseline": "stays at p_ref",
         "settings": {"steps": 160},
         "resolution": [own],
@@ -129,9 +165,7 @@ def test_the_law_stands_beside_the_headline_with_its_picture():
     line = rst[law_at:].splitlines()[0]
     assert "p*_G 0.030 [0.020, 0.040]" in line and '"stays at p_ref" 0.150' in line
     assert "exceeds it by +0.120 [+0.090, +0.150]" in line and "is resolved against" in line
-    assert (
-        "0.030 is within 0.030" in line and "0.20 of the better baseline's, under 1/3: met" in line
-    )
+    assert "0.030 [0.020, 0.040] within 0.03, and 0.20 [0.10, 0.30]" in line and ": met." in line
     html = publish_parts(rst, writer="html", settings_overrides={"report_level": 2})["body"]
     assert "system-message" not in html and 'class="law-picture"' in html
     assert "law-picture" not in landing_rst(summary(), png, png[::-1])  # no study, no picture

@@ -20,7 +20,8 @@ def row(**kw):
     for k, m in gaps.items():
         out |= {k: m, f"{k}_lo": m - 0.01, f"{k}_hi": m + 0.01}
     out |= {"signed_pred_G": -0.02, "signed_pred_G_lo": -0.03, "signed_pred_G_hi": -0.01}
-    out |= {"floor_G": 0.014, "ratio_G": 0.2, "aim_gap_G": 0.03, "aim_G": True}
+    out |= {"floor_G": 0.014, "ratio_G": 0.2, "ratio_G_lo": 0.15, "ratio_G_hi": 0.26}
+    out |= {"aim_gap_G": 0.03, "aim": "not resolved at this precision"}
     out |= {"p_plateau_mean": 0.63, "p_pred_mean": 0.7, "p_pred_G_mean": 0.66}
     return pd.DataFrame([{**out, "trajectory": "0.476/0.6/0.63", **kw}])
 
@@ -50,7 +51,7 @@ def test_section_names_the_better_baseline(stays, better, key):
         "ref_samples": 1600,
         "prompts_per_step": 8,
     }
-    assert s["G"] == 8 and isinstance(s["G"], int) and s["aim_G"] is True
+    assert s["G"] == 8 and isinstance(s["G"], int) and s["aim"] == "not resolved at this precision"
     assert "32 training prompts x 1 seed(s)" in law.headline(s)
 
 
@@ -67,9 +68,19 @@ def test_no_study_no_section():
     assert law.section(None, None, FP) is None and law.markdown(None) == law.landing(None) == []
 
 
-def test_a_missed_aim_says_which_half():
-    s = law.section(row(gap_pred_G=0.05, ratio_G=0.4, aim_G=False), resampled(0.05), FP)
-    v = law.verdict(s)
-    assert (
-        "0.050 is above 0.030" in v and "0.40 of the better baseline's, NOT under 1/3: missed" in v
-    )
+@pytest.mark.parametrize(
+    "kw, said",
+    [  # the verdict quotes the intervals that decide it (aggregate.aim_verdict)
+        ({}, "the gap 0.030 [0.020, 0.040] within 0.03, and 0.20 [0.15, 0.26]"),
+        ({}, "(noise floor 0.014): not resolved at this precision."),
+        (
+            {"gap_pred_G": 0.05, "gap_pred_G_lo": 0.04, "gap_pred_G_hi": 0.06, "aim": "missed"},
+            "the gap 0.050 [0.040, 0.060] within 0.03",
+        ),
+        ({"aim": "missed"}, ": missed."),
+        ({"aim": "met"}, ": met."),
+    ],
+)
+def test_the_verdict_quotes_the_intervals_that_decide_it(kw, said):
+    s = law.section(row(**kw), resampled(0.05), FP)
+    assert said in law.verdict(s), law.verdict(s)

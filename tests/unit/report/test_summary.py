@@ -198,6 +198,11 @@ def test_summary_build_and_markdown(tmp_path, default_config):
     assert len(s["paired_difference_by_seed"]) == len(runs) * 2  # every run, both splits
     md = markdown.markdown(s)
     assert "NOT comparable" in md and "37.5%" in md and "not exact iterations" in md
+    # it opens with a three-line verdict generated from the run: what ran, the gains, the theory
+    head = md.splitlines()[2:5]
+    assert head[0].startswith("1. **What ran: the model organism"), head
+    assert head[1].startswith("2. ") and "points" in head[1] and VARIANTS[0] in head[1], head
+    assert head[2] == "3. Theory: 9 / 10 claims pass.", head  # the fixture: one claim fails
     # the report's landing page: the same numbers, valid reStructuredText
     from docutils.core import publish_parts
 
@@ -277,3 +282,20 @@ def test_benchmark_list_holds_only_upstream_stages(tmp_path):
         (tmp_path / rel).write_text("s\tmax_rss\n1.0\t10\n")
     got = [b["file"] for b in summary.benchmarks(tmp_path, summary.UPSTREAM_STAGES)]
     assert got == ["data/d.tsv", "evaluate/a.tsv", "train/b.tsv"]
+
+
+def test_the_time_table_counts_this_runs_jobs_only(tmp_path):
+    """A job finished before an interruption (its benchmark file older than this invocation's
+    start) is not this run's time: the table leaves it out and says how many it left out."""
+    import os
+
+    for stage, job, seconds, age in (("train", "grpo", 30.0, 3600), ("evaluate", "ref", 7.5, 0)):
+        path = tmp_path / stage / f"{job}.tsv"
+        path.parent.mkdir()
+        path.write_text(f"s\th:m:s\tmax_rss\n{seconds}\t0:00:01\t100\n")
+        os.utime(path, (path.stat().st_mtime - age,) * 2)
+    started = (tmp_path / "evaluate" / "ref.tsv").stat().st_mtime - 60
+    table = summary.stage_times(tmp_path, since=started)
+    assert "evaluate" in table and "7.5" in table and "train" not in table.split(":", 1)[1]
+    assert "(1 jobs of earlier runs not counted)" in table
+    assert "train" in summary.stage_times(tmp_path)  # no start known: every job

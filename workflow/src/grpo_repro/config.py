@@ -8,6 +8,7 @@ runs them, names each culprit's file and line, and fills in the schema's default
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,72 @@ def check_yaml_files(files: Iterable[str | Path]) -> None:
         load_yaml(f)
 
 
+#: plain (unquoted) scalars that YAML 1.1 (PyYAML, which Snakemake reads configurations with) and
+#: YAML 1.2 read differently: a boolean other than true/false (yes, on, n, ...), an integer that is
+#: not plain decimal (octal 010, 0x10, 1_000, sexagesimal 1:30 = 90), a float with an underscore
+#: or colons, and a number YAML 1.1 leaves a string (1e-5: no dot)
+PLAIN_INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
+BOOL_WORDS = {"true", "false"}
+FLOAT_12 = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+
+
+def yaml_ambiguities(path: str | Path) -> list[str]:
+    """'file:line: ...' for each key a YAML mapping of the file repeats (the loader keeps the last
+    one silently) and each plain scalar that YAML 1.1 and YAML 1.2 read differently (the value
+    would depend on the loader): the configuration refuses both."""
+    path = Path(path)
+    try:
+        root = yaml.compose(path.read_text())
+    except (OSError, yaml.YAMLError):
+        return []  # load_yaml names a syntax error
+    found = []
+
+    def where(node) -> str:
+        return f"{path}:{node.start_mark.line + 1}"
+
+    def walk(node):
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key, value in node.value:
+                if key.value in seen:
+                    found.append(
+                        f"{where(key)}: key '{key.value}' appears twice in one mapping (YAML "
+                        "keeps the last silently): keep one"
+                    )
+                seen.add(key.value)
+                walk(value)
+        elif isinstance(node, yaml.SequenceNode):
+            for item in node.value:
+                walk(item)
+        elif isinstance(node, yaml.ScalarNode) and node.style is None:
+            text, tag = node.value, node.tag.rsplit(":", 1)[-1]
+            if tag == "bool" and text.lower() not in BOOL_WORDS:
+                found.append(
+                    f"{where(node)}: {text!r} reads as a boolean in YAML 1.1 and as a string in "
+                    "YAML 1.2: write true or false"
+                )
+            elif tag == "int" and not PLAIN_INT.match(text):
+                found.append(
+                    f"{where(node)}: {text!r} reads as {yaml.safe_load(text)!r} in YAML 1.1 "
+                    "(octal, hex, underscores or base 60): write the decimal number"
+                )
+            elif tag == "float" and ("_" in text or ":" in text):
+                found.append(
+                    f"{where(node)}: {text!r} reads as {yaml.safe_load(text)!r} in YAML 1.1: "
+                    "write the number without underscores or colons"
+                )
+            elif tag == "str" and FLOAT_12.match(text):
+                found.append(
+                    f"{where(node)}: {text!r} is a string in YAML 1.1 and a number in YAML 1.2: "
+                    f"write it with a dot and a signed exponent ({float(text):.1e}) or quote it".replace(
+                        "e-0", "e-"
+                    ).replace("e+0", "e+")
+                )
+
+    walk(root)
+    return found
+
+
 def precedence(configfiles: list) -> list:
     """Snakemake's list of configuration files (workflow.configfiles) in the order they override
     each other: the Snakefile's `configfile:` is appended last but is overridden by every
@@ -111,8 +178,12 @@ def _where(keys: list, files: list[str | Path], config: dict | None = None, rela
 
 
 def check(config: dict, files: Iterable[str | Path] = ()) -> dict:
-    """Validate `config`; raise ConfigError naming every bad key (with file:line when found)."""
+    """Validate `config`; raise ConfigError naming every bad key (with file:line when found), and
+    every value of `files` that a YAML loader reads ambiguously (yaml_ambiguities)."""
     files = list(files)
+    ambiguous = [a for f in files for a in yaml_ambiguities(f)]
+    if ambiguous:
+        raise ConfigError("ambiguous YAML in the configuration:\n  " + "\n  ".join(ambiguous))
     errors = renamed_errors(config) or schema_errors(config)
     if not errors:
         errors = cross_field_errors(config)

@@ -21,6 +21,7 @@ from grpo_repro import variants as reg
 from grpo_repro.config_layout import (
     batch_errors,
     data_source,
+    organism_errors,
     size_errors,
     source_errors,
     vllm_errors,
@@ -71,10 +72,35 @@ def _dotted(keys: Iterable[Any]) -> str:
     return out or "<top level>"
 
 
+#: the integers every setting must stay within: a seed goes to numpy's and TRL's set_seed (below
+#: 2**32), a size or step count to torch and numpy (int64) and to SLURM; int32 holds every one
+INT_BOUND = 2**31 - 1
+
+
+def number_errors(config, keys: tuple = ()) -> list[tuple[list, str]]:
+    """One rule over every number of the configuration, whatever its key: finite (JSON Schema's
+    comparisons are false for NaN and an exclusive minimum admits infinity, so a range alone lets
+    YAML's .nan and .inf through), and an integer within INT_BOUND."""
+    import math
+
+    if isinstance(config, dict):
+        return [e for k, v in config.items() for e in number_errors(v, (*keys, k))]
+    if isinstance(config, list):
+        return [e for i, v in enumerate(config) for e in number_errors(v, (*keys, i))]
+    if isinstance(config, float) and not math.isfinite(config):
+        return [(list(keys), f"{config} is not a finite number (YAML's .inf and .nan are not)")]
+    if isinstance(config, int) and not isinstance(config, bool) and abs(config) > INT_BOUND:
+        return [(list(keys), f"{config} is beyond {INT_BOUND}, more than any seed or size takes")]
+    return []
+
+
 def schema_errors(config: dict) -> list[tuple[list, str]]:
-    """All schema violations as (key path, message), most specific first."""
+    """All schema violations as (key path, message), most specific first; a non-finite or
+    out-of-bound number (number_errors) first of all, for any key."""
+    found = number_errors(config)
+    if found:
+        return found
     validator = jsonschema.Draft202012Validator(load_schema())
-    found = []
     for err in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path)):
         keys = list(err.absolute_path)
         if err.validator == "additionalProperties":
@@ -143,6 +169,7 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     tokenizer_keys = [["data", "source"], ["organism", "tokenizer"]]
     found += source_errors(data)
     found += size_errors(data)
+    found += organism_errors(config)
     src = data_source(data)
     if src is not None and not src.word_level and word_level:
         found.append(

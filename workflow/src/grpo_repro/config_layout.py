@@ -1,7 +1,9 @@
 """The configuration's cross-field rules on where the data and the compute come from (called by
 grpo_repro.config_checks.cross_field_errors): a local data file set for a source that reads none,
-a split size left null on a source that generates its problems, the batch layout of GRPO training
-in both train.vllm_mode layouts, and vLLM's CPU backend, which generates in colocate mode only. Each check returns (key path, message, related key paths).
+a split size left null on a source that generates its problems, the organism's problem space and
+model shape (what data_prepare and train_reference would refuse), the batch layout of GRPO training
+in both train.vllm_mode layouts, and vLLM's CPU backend, which generates in colocate mode only.
+Each check returns (key path, message, related key paths).
 """
 
 from __future__ import annotations
@@ -109,3 +111,51 @@ def vllm_errors(config: dict) -> list[tuple]:
             )
         ]
     return []
+
+
+ORGANISM_SIZES = (("data", "n_train"), ("data", "n_val"), ("data", "n_test"), ("organism", "n_sft"))
+
+
+def organism_errors(config: dict) -> list[tuple]:
+    """What the organism's jobs would refuse, known at load: more distinct problems asked of the
+    generator (data.n_train + n_val + n_test + organism.n_sft, data_prepare) than its problem
+    space holds (grpo_repro.data.organism.problem_space: min_steps, max_steps, max_operand,
+    max_value, dedup), and a model shape transformers refuses (train_reference: the hidden size a
+    multiple of the heads, an even head size for the rotary embedding). A run whose data_prepare
+    then failed would lose the finished results/data/ tree (Snakemake removes a job's outputs
+    before it runs)."""
+    from grpo_repro.data.organism import SPACE_SHARE, TaskSpec, problem_space
+
+    org, data, found = config.get("organism", {}), config.get("data", {}), []
+    hidden, heads = org.get("hidden", 2), org.get("heads", 1)
+    if hidden % heads or (hidden // heads) % 2:
+        found.append(
+            (
+                ["organism", "hidden"],
+                f"{hidden} over organism.heads = {heads} heads must give a whole, even head size "
+                "(transformers' attention and rotary embedding refuse it)",
+                [["organism", "heads"]],
+            )
+        )
+    src = data_source(data)
+    if src is None or src.generate is None or org.get("min_steps", 1) > org.get("max_steps", 1):
+        return found
+    knobs = ("min_steps", "max_steps", "max_operand", "max_value")
+    spec = TaskSpec(*(org[k] for k in knobs))
+    space = problem_space(spec, org.get("dedup", "question"))
+    sizes = [data.get(k[1]) if k[0] == "data" else org.get(k[1]) for k in ORGANISM_SIZES]
+    asked = sum(int(n or 0) for n in sizes)
+    if asked > SPACE_SHARE * space:
+        found.append(
+            (
+                ["organism", "max_steps"],
+                f"the generator has {space} distinct problems at organism.min_steps "
+                f"{spec.min_steps}, max_steps {spec.max_steps}, max_operand {spec.max_operand}, "
+                f"max_value {spec.max_value} (dedup {org.get('dedup', 'question')}), and "
+                f"data.n_train + n_val + n_test + organism.n_sft ask for {asked}, more than "
+                f"{SPACE_SHARE:.0%} of them: allow more steps or larger numbers, or ask for fewer",
+                [["organism", k] for k in (*knobs, "dedup", "n_sft")]
+                + [list(k) for k in ORGANISM_SIZES[:3]],
+            )
+        )
+    return found

@@ -105,15 +105,25 @@ def crossed_bootstrap_ci(
     interval covers seed-to-seed and prompt-to-prompt variation; with one seed it is the bootstrap
     over prompts (bootstrap_mean_ci with the same resampled prompts)."""
     x = np.asarray(values, dtype=float)
-    if x.ndim != 2 or x.size == 0:
-        raise ValueError("crossed_bootstrap_ci needs a non-empty (seeds, prompts) matrix")
     _z(alpha)
-    s, p = x.shape
+    means = crossed_bootstrap_means([x], n_boot, seed)[0]
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(x.mean()), float(low), float(high)
+
+
+def crossed_bootstrap_means(matrices, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+    """(len(matrices), n_boot) grand means of seeds x prompts matrices of one shape, each draw
+    resampling seeds and prompts with replacement, the same draw for every matrix (so a statistic
+    of several means, such as a ratio, is bootstrapped jointly): crossed_bootstrap_ci's draws."""
+    xs = [np.asarray(m, dtype=float) for m in matrices]
+    if any(x.ndim != 2 or x.size == 0 or x.shape != xs[0].shape for x in xs):
+        raise ValueError("crossed bootstrap needs non-empty (seeds, prompts) matrices of one shape")
+    s, p = xs[0].shape
     rng = np.random.default_rng(seed)
-    means = np.empty(n_boot)
+    means = np.empty((len(xs), n_boot))
     for b in range(n_boot):
         rows = rng.integers(0, s, size=s) if s > 1 else np.zeros(1, int)
         cols = rng.integers(0, p, size=p)
-        means[b] = x[np.ix_(rows, cols)].mean()
-    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    return float(x.mean()), float(low), float(high)
+        for i, x in enumerate(xs):
+            means[i, b] = x[np.ix_(rows, cols)].mean()
+    return means

@@ -146,6 +146,35 @@ def noisy_solution(
     return rec["answer"]
 
 
+#: the share of the problem space the generator may be asked to fill (it draws by rejection: near
+#: the whole space the rare problems would take more draws than it allows)
+SPACE_SHARE = 0.95
+
+
+def problem_space(spec: TaskSpec, dedup: str = "question") -> int:
+    """How many distinct problems `generate` can draw: distinct chains (a start amount and its
+    changes, each keeping the value in [0, max_value]) times the names and items a question
+    varies (dedup question); distinct chains alone with dedup question_and_solution, whose
+    solution is the chain. Counted exactly (a recursion over the value after each change)."""
+    from functools import cache
+
+    @cache
+    def chains(value: int, steps: int) -> int:
+        if steps == 0:
+            return 1
+        top = spec.max_value
+        nxt = [value + k for k in range(1, spec.max_operand + 1) if value + k <= top]
+        if value >= 2:
+            nxt += [value - k for k in range(1, min(spec.max_operand, value - 1) + 1)]
+        nxt += [value * f for f in (2, 3) if value * f <= top]
+        return sum(chains(v, steps - 1) for v in nxt)
+
+    starts = range(2, spec.max_operand + 1)
+    steps = range(spec.min_steps, spec.max_steps + 1)
+    total = sum(chains(v, n) for v in starts for n in steps)
+    return total * (len(NAMES) * len(ITEMS) if dedup == "question" else 1)
+
+
 def generate(sizes: dict, spec: TaskSpec, seed: int, dedup: str = "question") -> dict:
     """{split: records} for the splits of SPLITS with a size in `sizes` (missing or 0: empty):
     drawn, de-duplicated, shuffled (seeded), then cut in the order of SPLITS."""

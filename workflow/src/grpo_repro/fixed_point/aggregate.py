@@ -7,8 +7,10 @@ finite group size; the study's aims), from compare.prompt_table's rows.
   (stats.crossed_bootstrap_ci); gap_pred_G_seeds: the per-seed values;
   signed_pred_G: mean (plateau - p*_G) (its sign: the plateau sits above or below p*_G);
   floor_G: the sampling-noise floor, the mean absolute gap an EXACT prediction would show given
-  the sample sizes (`noise_floor`); ratio_G: gap_pred_G / the better baseline's gap;
-  aim_G: gap_pred_G <= max(0.03, 1.2 floor_G) and ratio_G < 1/3;
+  the sample sizes (`noise_floor`); ratio_G: gap_pred_G / the better baseline's gap, with its
+  crossed bootstrap interval (the same draws as the gaps'); aim: the study's aim, fixed before any
+  run (gap_pred_G <= AIM_ABS and ratio_G < AIM_RATIO), decided by the intervals (`aim_verdict`):
+  met, missed, or not resolved at this precision;
   share_plateau, share_converged (last two / three checkpoints agree), Spearman correlations,
   coverage shares, median beta_eff (h) and beta_eff_G (h_G), mean KLs, mean plateau and p*_G;
   for mean-only variants (dr_grpo) `law_fit`: the regression of logit(plateau) on logit(p_ref)
@@ -28,9 +30,9 @@ from grpo_repro import stats
 from grpo_repro import variants as reg
 from grpo_repro.dynamics import prediction as pred
 
-AIM_ABS = 0.03  # the aim's absolute gap, and its factor on the noise floor
-AIM_FLOOR = 1.2
-AIM_RATIO = 1 / 3
+AIM_ABS = 0.03  # the aim's largest mean absolute gap to p*_G: fixed before any run, never widened
+AIM_RATIO = 1 / 3  # ... and the largest share of the better baseline's gap
+MET, MISSED, UNRESOLVED = "met", "missed", "not resolved at this precision"
 MONOTONE_Z = 2.0  # a drop of the mean success larger than this many standard errors: not monotone
 
 
@@ -49,6 +51,30 @@ def _matrix(g: pd.DataFrame, values) -> np.ndarray:
 def _ci(g, values, n_boot, seed) -> tuple[float, float, float]:
     m = _matrix(g, np.asarray(values, float))
     return stats.crossed_bootstrap_ci(m, n_boot=n_boot, seed=seed) if m.size else (np.nan,) * 3
+
+
+def _ratio_ci(g, gaps: dict, n_boot, seed) -> tuple[float, float]:
+    """The 95% interval of gap_pred_G / min(gap_stays, gap_to_one), bootstrapped with the gaps'
+    own draws (the seed of `_ci`)."""
+    mats = [_matrix(g, np.asarray(gaps[k], float)) for k in ("pred_G", "stays", "to_one")]
+    if not mats[0].size:
+        return np.nan, np.nan
+    draws = stats.crossed_bootstrap_means(mats, n_boot, seed)
+    better = np.minimum(draws[1], draws[2])
+    ratio = np.divide(draws[0], better, out=np.full_like(better, np.inf), where=better > 0)
+    lo, hi = np.quantile(ratio, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def aim_verdict(gap_lo, gap_hi, ratio_lo, ratio_hi) -> str:
+    """The aim (gap to p*_G <= AIM_ABS and under AIM_RATIO of the better baseline's) decided by the
+    intervals: met when both intervals lie inside, missed when either lies outside, else not
+    resolved at this precision (a point estimate near a threshold decides nothing)."""
+    if gap_lo > AIM_ABS or ratio_lo >= AIM_RATIO:
+        return MISSED
+    if gap_hi <= AIM_ABS and ratio_hi < AIM_RATIO:
+        return MET
+    return UNRESOLVED
 
 
 def _rank(a, b) -> float:
@@ -175,9 +201,11 @@ def summary_table(
         best = min(row["gap_stays"], row["gap_to_one"])
         row["ratio"] = row["gap_pred"] / best if best > 0 else np.nan
         row["ratio_G"] = row["gap_pred_G"] / best if best > 0 else np.nan
-        limit = max(AIM_ABS, AIM_FLOOR * row["floor_G"]) if np.isfinite(row["floor_G"]) else AIM_ABS
-        row["aim_gap_G"] = limit
-        row["aim_G"] = bool(row["gap_pred_G"] <= limit and row["ratio_G"] < AIM_RATIO)
+        row["ratio_G_lo"], row["ratio_G_hi"] = _ratio_ci(g, gaps, n_boot, seed)
+        row["aim_gap_G"] = AIM_ABS
+        row["aim"] = aim_verdict(
+            row["gap_pred_G_lo"], row["gap_pred_G_hi"], row["ratio_G_lo"], row["ratio_G_hi"]
+        )
         for name, col in (("pred", "p_pred"), ("pred_G", "p_pred_G"), ("p_ref", "p_ref")):
             row[f"spearman_{name}"] = _rank(g[col], p)
         for side in ("", "_G"):

@@ -54,6 +54,29 @@ NULL_MEANS = {  # what null stands for, by key (config/config.yaml's comments)
 }
 
 
+def what_ran(s: dict) -> str:
+    """One sentence, before any claim: the model (the organism the pipeline builds, or a hub or
+    local model), the data and the sizes of this run, from its configuration and data sizes."""
+    cfg, data = s["config"], s.get("data", {})
+    model, org, train = cfg["model"], cfg["organism"], cfg["train"]
+    if model["name_or_path"] is None:
+        who = (
+            f"**What ran: the model organism, not the paper's Qwen2.5-0.5B-Instruct**: a "
+            f"{org['layers']}-layer {org['arch']} of width {org['hidden']}, built and "
+            f"trained by this pipeline (docs/organism.md)"
+        )
+    else:
+        rev = f" at {model['revision'][:12]}" if model.get("revision") else ""
+        who = f"**What ran: {model['name_or_path']}**{rev}"
+    source = cfg["data"]["source"]
+    on = "GSM8K-format problems it generates" if source == "organism" else source.upper()
+    n_test = data.get("test", {}).get("n", cfg["data"]["n_test"])
+    return (
+        f"{who}, on {on}: {len(cfg['variants'])} GRPO variant(s) x {len(train['seeds'])} "
+        f"seed(s), {n_test} held-out prompts x {cfg['eval']['samples']} samples each."
+    )
+
+
 def _value(x, key: str) -> str:
     if x is None:
         return f"null ({NULL_MEANS.get(key, 'the whole split')})"
@@ -68,7 +91,7 @@ def _t(x) -> str:
     return "greedy" if float(x) == 0 else f"T = {float(x):g}"
 
 
-def _best(s: dict) -> dict:
+def best_rows(s: dict) -> dict:
     """{variant: the pooled best-against-best row on all problems} (report.temperature)."""
     return {
         r["variant"]: r
@@ -81,7 +104,7 @@ def _table(s: dict) -> list[str]:
     """One row per variant: held-out success at the training temperature (pi_ref -> final, the
     paired gain) and, with temperatures, the variant at its best against pi_ref at its best."""
     test = [r for r in s["paired_difference"] if r["split"] == "test"]
-    best = _best(s)
+    best = best_rows(s)
     n = len(s["config"]["train"]["seeds"])
     cols = ["variant", "pi_ref -> final (gain, points)", "seeds with a gain"]
     if best:
@@ -124,20 +147,43 @@ def verdict(b: dict) -> str:
     else:
         word = "no measurable difference from pi_ref's best temperature"
     return (
-        f"**{b['variant']}**: {word} ({_points(b['mean_diff'], b['low'], b['high'])} points, "
-        f"{b['n_seeds_above']} of {b['n_seeds']} seeds above; best temperatures chosen on "
-        f"{b['selected_on']}, reported on {b['split']})"
+        f"**{b['variant']}**: {word}: {pct(b['mean_variant'])} at {_t(b['t_variant'])} against "
+        f"pi_ref's {pct(b['mean_ref'])} at {_t(b['t_ref'])}, the curves' points in the picture "
+        f"({_points(b['mean_diff'], b['low'], b['high'])} points, {b['n_seeds_above']} of "
+        f"{b['n_seeds']} seeds above; best temperatures chosen on {b['selected_on']}, reported on "
+        f"{b['split']})"
     )
 
 
 #: the report's own layout centres the landing text beside the workflow's graph, in a narrow
-#: column whose top a tall graph pushes off the first screen: on the page holding the picture,
-#: the text starts at the top, is wide enough for the picture, and the graph follows below it
+#: column whose top a tall graph pushes off the first screen: on the landing page the text starts
+#: at the top, is wide enough for the picture, and the graph follows below it. At phone width the
+#: report's menu keeps its content's width and squeezes the page to nothing, the text centred off
+#: the screen's left edge where nothing scrolls to: there the menu goes on top, its height bounded,
+#: and the page takes the screen's width below it.
 LAYOUT_CSS = (
-    "div.h-screen:has(img.landing-picture) { align-items: flex-start !important; } "
-    "div.gap-3:has(> div img.landing-picture) { flex-direction: column !important; } "
-    "div.prose:has(img.landing-picture) { max-width: 72rem !important; }"
+    "div.h-screen:has(div.landing) { align-items: flex-start !important; } "
+    "div.gap-3:has(> div div.landing) { flex-direction: column !important; } "
+    "div.prose:has(div.landing) { max-width: 72rem !important; } "
+    "@media (max-width: 800px) { "
+    "div.w-screen.h-screen:has(div.landing) { flex-direction: column !important; } "
+    "div.w-screen.h-screen:has(div.landing) > nav { width: 100% !important; "
+    "min-width: 0 !important; height: auto !important; max-height: 30vh; } "
+    "div.w-screen.h-screen:has(div.landing) > div.grow { width: 100% !important; "
+    "min-height: 0 !important; justify-content: flex-start !important; } "
+    "div.gap-3:has(div.landing) { width: 100% !important; padding: 0.5rem !important; } "
+    "div.gap-3:has(div.landing) > div, div.prose:has(div.landing) { width: 100% !important; "
+    "max-width: 100% !important; min-width: 0 !important; } "
+    "div.document:has(div.landing) table { display: block; overflow-x: auto; } }"
 )
+#: the landing page's own block (its class `landing` is what LAYOUT_CSS finds it by)
+STYLE = [
+    ".. raw:: html",
+    "",
+    f"   <style>{LAYOUT_CSS}</style>",
+    '   <div class="landing"></div>',
+    "",
+]
 
 
 #: the alt text of each picture the page embeds, by its CSS class
@@ -149,20 +195,18 @@ ALT = {
 
 
 #: the most of the screen each picture takes: the second one ends within the first two screens
-HEIGHT = {"landing-picture": "75vh", "law-picture": "50vh"}
+HEIGHT = {"landing-picture": "70vh", "law-picture": "45vh"}
 
 
 def _picture(png: bytes | None, cls: str = "landing-picture") -> list[str]:
     """The PNG embedded as raw HTML (a data URL cut into short lines: docutils refuses a line of
-    more than 10,000 characters, and URL parsing drops the newlines again), with LAYOUT_CSS."""
+    more than 10,000 characters, and URL parsing drops the newlines again)."""
     if not png:
         return []
     data = base64.b64encode(png).decode("ascii")
-    style = [f"   <style>{LAYOUT_CSS}</style>"] if cls == "landing-picture" else []
     return [
         ".. raw:: html",
         "",
-        *style,
         f'   <img class="{cls}" alt="{ALT[cls]}" style="max-width:100%;max-height:{HEIGHT[cls]}"',
         '   src="data:image/png;base64,',
         *(f"   {data[i : i + 76]}" for i in range(0, len(data), 76)),
@@ -172,7 +216,8 @@ def _picture(png: bytes | None, cls: str = "landing-picture") -> list[str]:
 
 
 def landing_rst(s: dict, picture: bytes | None = None, law_picture: bytes | None = None) -> str:
-    """The page (reStructuredText) from the summary dict: the picture a reader wants first
+    """The page (reStructuredText) from the summary dict: what ran (what_ran), then the picture a
+    reader wants first
     (`picture`: the report's success-against-temperature PNG, embedded), one compact table, one
     line per verdict, the fixed-point law beside them (report.law; `law_picture`: the compact
     study's plateau against p*_G per prompt), then the paper's numbers, the theory's pass count
@@ -182,13 +227,16 @@ def landing_rst(s: dict, picture: bytes | None = None, law_picture: bytes | None
     paper = pc["paper"]
     n_test = s.get("data", {}).get("test", {}).get("n", "n/a")
     lines = [
-        "GRPO success amplification (Mroueh, arXiv 2503.06639), reproduced end to end: "
+        *STYLE,
+        what_ran(s),
+        "",
+        "GRPO success amplification (Mroueh, arXiv 2503.06639), reproduced end to end on it: "
         f"{n_test} held-out prompts, {cfg['eval']['samples']} samples each.",
         "",
         *_picture(picture),
         *_table(s),
     ]
-    best = _best(s)
+    best = best_rows(s)
     if best:
         lines += [f"- {verdict(best[v])}" for v in cfg["variants"] if v in best] + [""]
     lines += law.landing(s.get("fixed_point"))

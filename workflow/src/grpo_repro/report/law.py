@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from grpo_repro.fixed_point.aggregate import AIM_ABS, AIM_FLOOR, AIM_RATIO
+from grpo_repro.fixed_point.aggregate import AIM_ABS
 
 KEYS = (  # the summary row's columns the summary keeps (aggregate.summary_table's names)
     "run", "variant", "beta", "G", "n_seeds", "n_prompts", "plateau_steps", "share_converged",
     "gap_pred", "gap_pred_lo", "gap_pred_hi", "gap_pred_G", "gap_pred_G_lo", "gap_pred_G_hi",
     "gap_stays", "gap_stays_lo", "gap_stays_hi", "gap_to_one", "gap_to_one_lo", "gap_to_one_hi",
-    "signed_pred_G", "signed_pred_G_lo", "signed_pred_G_hi", "floor_G", "ratio_G", "aim_gap_G",
-    "aim_G", "p_plateau_mean", "p_pred_mean", "p_pred_G_mean", "trajectory",
+    "signed_pred_G", "signed_pred_G_lo", "signed_pred_G_hi", "floor_G", "ratio_G", "ratio_G_lo",
+    "ratio_G_hi", "aim_gap_G", "aim", "p_plateau_mean", "p_pred_mean", "p_pred_G_mean", "trajectory",
 )  # fmt: skip
 
 
@@ -42,7 +42,6 @@ def section(summary: pd.DataFrame | None, resolution: pd.DataFrame | None, fp: d
         return None
     r = summary.iloc[0]
     out = {k: _value(r[k]) for k in KEYS if k in r}
-    out["aim_G"] = bool(r["aim_G"])
     out.update({k: int(r[k]) for k in ("G", "n_seeds", "n_prompts")})  # counts (CSV floats)
     stays = r["gap_stays"] <= r["gap_to_one"]
     out["better_baseline"] = "stays at p_ref" if stays else "goes to 1"
@@ -86,17 +85,15 @@ def headline(s: dict) -> str:
 
 
 def verdict(s: dict) -> str:
-    """Whether the law is resolved, and each half of the study's aim (aggregate.summary_table's
-    aim_G: the gap within max(0.03, 1.2 x the noise floor), and under 1/3 of the better
-    baseline's), from the numbers only."""
+    """Whether the law is resolved, and the study's aim, fixed before the run (the gap to p*_G
+    within AIM_ABS and under AIM_RATIO of the better baseline's), decided by the intervals the
+    line quotes (aggregate.aim_verdict): met, missed, or not resolved at this precision."""
     word = "resolved against" if s["resolved"] else "NOT resolved against"
-    within = "within" if s["gap_pred_G"] <= s["aim_gap_G"] else "above"
-    under = "under" if s["ratio_G"] < AIM_RATIO else "NOT under"
     return (
-        f"p*_G is {word} the better baseline ({s['better_baseline']}). Aim: the gap "
-        f"{s['gap_pred_G']:.3f} is {within} {s['aim_gap_G']:.3f} (max({AIM_ABS}, {AIM_FLOOR} x "
-        f"the noise floor {s['floor_G']:.3f})) and {s['ratio_G']:.2f} of the better baseline's, "
-        f"{under} 1/3: {'met' if s['aim_G'] else 'missed'}."
+        f"p*_G is {word} the better baseline ({s['better_baseline']}). Aim (fixed before the "
+        f"run): the gap {_ci(s, 'gap_pred_G')} within {AIM_ABS}, and {s['ratio_G']:.2f} "
+        f"[{s['ratio_G_lo']:.2f}, {s['ratio_G_hi']:.2f}] of the better baseline's under 1/3 "
+        f"(noise floor {s['floor_G']:.3f}): {s['aim']}."
     )
 
 

@@ -7,8 +7,46 @@ from __future__ import annotations
 import json
 
 from grpo_repro.report import law
+from grpo_repro.report.landing import best_rows, what_ran
 from grpo_repro.report.markdown_cells import _ci, _num, pct
 from grpo_repro.report.markdown_sharpening import sharpening_section
+
+
+def _points(m, lo, hi) -> str:
+    return f"{100 * m:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+
+
+def verdict_lines(s: dict) -> list[str]:
+    """The three lines summary.md opens with, from the run's numbers: what ran; each variant at
+    its best temperature against pi_ref at its best (or, without temperatures, final against
+    pi_ref); the theory's pass count and the fixed-point law's verdict."""
+    best = best_rows(s)
+    if best:
+        words = [
+            f"{v} {_points(b['mean_diff'], b['low'], b['high'])} points"
+            + (" (above)" if b["low"] > 0 else " (below)" if b["high"] < 0 else " (no difference)")
+            for v, b in best.items()
+        ]
+        amp = f"Best temperature against pi_ref's best ({next(iter(best.values()))['split']}): "
+    else:
+        rows = [r for r in s["paired_difference"] if r["split"] == "test"]
+        words = [
+            f"{r['variant']} {_points(r['mean_diff'], r['low'], r['high'])} points" for r in rows
+        ]
+        amp = "Final against pi_ref (test): "
+    d, fp = s["derivations"], s.get("fixed_point")
+    law_word = (
+        f"; fixed-point law: p*_G {'resolved' if fp['resolved'] else 'NOT resolved'} against "
+        f"{fp['better_baseline']}, aim {fp['aim']}"
+        if fp
+        else ""
+    )
+    return [
+        f"1. {what_ran(s)}",
+        f"2. {amp}{'; '.join(words)}.",
+        f"3. Theory: {d['claims_passed']} / {d['claims_total']} claims pass{law_word}.",
+        "",
+    ]
 
 
 def _header(s: dict) -> list[str]:
@@ -17,6 +55,7 @@ def _header(s: dict) -> list[str]:
     return [
         "# Summary: GRPO success amplification (Mroueh, arXiv 2503.06639)",
         "",
+        *verdict_lines(s),
         f"Configuration: variants {', '.join(cfg['variants'])}; model "
         f"`{cfg['model']['name_or_path'] or 'organism (built by the pipeline)'}`; data `{cfg['data']['source']}`; "
         f"beta = {t['beta']}, smoothing eps = {t['smoothing_eps']}, advantage = {t['advantage']}, "
