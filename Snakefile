@@ -44,6 +44,10 @@ if ORGANISM:  # replicates of the built pi_ref (named target `replicates`)
     include: "workflow/rules/replicates.smk"
 
 
+# a results tree copied from elsewhere, made with other settings: named now, every rule known
+check_copied_tree()
+
+
 # the landing page, written by the rule report_landing from results/summary.json: the run's own,
 # under the working directory (`-d DIR`), where Snakemake would look beside the Snakefile
 report: os.path.abspath("results/report/landing.rst")

@@ -1,5 +1,7 @@
 """Configuration validation (schema + cross-field rules): every bad input names its key, file, line."""
 
+import os
+
 import pytest
 import yaml
 
@@ -196,24 +198,43 @@ def test_snakemake_stops_before_scheduling(tmp_path):
     assert "Job stats" not in out  # nothing was scheduled
 
 
-def test_stage_provenance(tmp_path, default_config):
-    """Every stage directory gets PROVENANCE.json: config, versions, and the hash of each file."""
+def test_stage_provenance(tmp_path):
+    """Each stage directory gets PROVENANCE.json: the versions and, per file, its hash and the job
+    that made it (none here: no Snakemake record). A later call rewrites only the stages with a
+    file written after their record (by this run, or by a run killed before its own call); the
+    others keep their record byte for byte, and the untouched files keep their entries."""
     import json
 
     from grpo_repro.provenance import file_hash, write_stage_provenance
 
-    (tmp_path / "evaluate" / "grpo").mkdir(parents=True)
-    (tmp_path / "evaluate" / "grpo" / "step_4.csv").write_text("prompt_id,successes\na,1\n")
+    step = tmp_path / "evaluate" / "grpo" / "step_4.csv"
+    step.parent.mkdir(parents=True)
+    step.write_text("prompt_id,successes\na,1\n")
     (tmp_path / "train" / "grpo" / "work").mkdir(parents=True)
     (tmp_path / "train" / "grpo" / "work" / "optimizer.pt").write_text("x")
-    written = write_stage_provenance(tmp_path, default_config)
-    assert sorted(p.parent.name for p in written) == ["evaluate", "train"]
+    theory = tmp_path / "theory" / "derivations.json"
+    theory.parent.mkdir()
+    theory.write_text("{}")
+    written = write_stage_provenance(tmp_path, metadata=tmp_path / "none")
+    assert sorted(p.parent.name for p in written) == ["evaluate", "theory"]  # train: only work/
     prov = json.loads((tmp_path / "evaluate" / "PROVENANCE.json").read_text())
-    assert prov["config"] == default_config and prov["versions"]["torch"]
-    assert prov["files"] == {
-        "grpo/step_4.csv": file_hash(tmp_path / "evaluate" / "grpo" / "step_4.csv")
-    }
-    assert json.loads((tmp_path / "train" / "PROVENANCE.json").read_text())["files"] == {}
+    entry = prov["files"]["grpo/step_4.csv"]
+    assert entry["content"] == file_hash(step)
+    assert prov["versions"][entry["versions"]]["torch"]
+
+    theory_record = (tmp_path / "theory" / "PROVENANCE.json").read_bytes()
+    assert write_stage_provenance(tmp_path, metadata=tmp_path / "none") == []  # nothing new
+    later = (tmp_path / "evaluate" / "PROVENANCE.json").stat().st_mtime + 1
+    step8 = step.with_name("step_8.csv")
+    step8.write_text("prompt_id,successes\na,2\n")
+    os.utime(step8, (later, later))  # written after the record, e.g. by a killed run
+    written = write_stage_provenance(tmp_path, metadata=tmp_path / "none")
+    assert [p.parent.name for p in written] == ["evaluate"]
+    assert (tmp_path / "theory" / "PROVENANCE.json").read_bytes() == theory_record
+    files = json.loads((tmp_path / "evaluate" / "PROVENANCE.json").read_text())["files"]
+    assert files["grpo/step_4.csv"] == entry and files["grpo/step_8.csv"]["content"] == file_hash(
+        step8
+    )
 
 
 # ---------------------------------------------------------------- messages naming the culprit

@@ -9,7 +9,9 @@ two fresh copies of the workflow:
          documented steps (README, docs/troubleshooting.md): the same command with --unlock (a
          hard kill leaves Snakemake's lock), then the same command (profiles/default:
          rerun-incomplete), both with its `-d`.
-Then it compares, byte for byte, every evaluation table (results/evaluate/**/*.csv) and every figure
+Then it checks that every file of run B is described by its stage's PROVENANCE.json, with the
+rule that made it (also the files whose jobs ran in a killed invocation), and compares, byte for
+byte, every evaluation table (results/evaluate/**/*.csv) and every figure
 data file (results/figures/*.csv) of A and B, and prints what it compared and how much work the
 reruns redid. Exit status 0 iff everything matched.
 
@@ -133,6 +135,27 @@ def compare(a: Path, b: Path) -> tuple[list[str], list[str]]:
     return same, [r for r in rels if r not in same]
 
 
+def unrecorded(workdir: Path) -> list[str]:
+    """The files of each stage folder that its PROVENANCE.json has no entry for, naming the rule
+    that made them (grpo_repro.provenance.write_stage_provenance, after the last, successful run)."""
+    sys.path.insert(0, str(ROOT / "workflow" / "src"))
+    from grpo_repro.provenance import STAGE_DIRS, stage_files
+
+    out = []
+    for stage in STAGE_DIRS:
+        d = workdir / "results" / stage
+        if not d.is_dir():
+            continue
+        prov = d / "PROVENANCE.json"
+        files = json.load(open(prov))["files"] if prov.is_file() else {}
+        out += [
+            str(f.relative_to(workdir))
+            for f in stage_files(d)
+            if not files.get(str(f.relative_to(d)), {}).get("rule")
+        ]
+    return out
+
+
 def redone(workdir: Path) -> list[str]:
     out = []
     for run in sorted(glob.glob(str(workdir / "results/train/*/seed_*/run.json"))):
@@ -198,6 +221,11 @@ def main() -> int:
         print("run B wrote into the checkout's results/, not its run directory")
         return 1
 
+    lost = unrecorded(root)
+    if lost:
+        print("files of run B that no PROVENANCE.json describes (made by the killed runs' jobs):")
+        print("\n".join(f"  {r}" for r in lost[:10]))
+        return 1
     same, diff = compare(runs["A"][3], runs["B"][3])
     print(
         f"compared {len(same) + len(diff)} files byte for byte (evaluation tables and figure data): "

@@ -68,6 +68,7 @@ SPLITS = list(config["eval"]["splits"])
 EVAL_SPLITS = ev_tasks.task_splits(config)  # the splits evaluation reads (+ temperature_splits)
 ENV = "../../envs/cpu.yaml" if ORGANISM else "../../envs/gpu.yaml"  # every rule's conda env
 RUN_STARTED = []  # when this invocation started its jobs (on_start)
+METADATA = ".snakemake/metadata"  # Snakemake's records of the jobs that made each output
 
 
 wildcard_constraints:
@@ -129,20 +130,15 @@ def all_targets():
 
 def on_start():
     """When a run starts, before its first job (never in a dry run, never inside a cluster job):
-    a results tree of another configuration that Snakemake has no record of, the hub's model and
-    data in the local cache (grpo_repro.prefetch.missing) and their split sizes, vLLM installed for any
-    executor; CUDA and bf16
+    the hub's model and data in the local cache (grpo_repro.prefetch.missing) and their split
+    sizes, vLLM installed for any executor; CUDA and bf16
     only when the jobs run on this machine. The executor is known here, not while the Snakefile
     loads: Snakemake sets it after parsing, so `workflow.local_exec` (True for `local`, False for
     `slurm`) tells a local run from a cluster's login node. The GPU rules' scripts check the device
     again on the node that runs them (grpo_repro.preflight)."""
     from grpo_repro.preflight import PreflightError, check_at_start
-    from grpo_repro.provenance import untracked_changes
 
     RUN_STARTED.append(time.time())  # the jobs of this invocation: on_success's time table
-    stale = untracked_changes(RESULTS, config, ".snakemake/metadata")
-    if stale and not workflow.dag_settings.forceall:  # a copied tree: its outputs may be stale
-        raise WorkflowError(stale)
     try:
         check_at_start(config, local=workflow.local_exec and not workflow.touch, files=CONFIG_FILES)
         if prefetch.needs(config) and check_sizes(config, CONFIG_FILES) != DATA_SIZES:
@@ -152,9 +148,37 @@ def on_start():
 
 
 def on_success():
-    """After a successful run: provenance beside every stage's outputs, then the stage times."""
+    """After a successful run: the provenance of the files jobs wrote since each stage's record
+    (the stages no job touched keep theirs), then this run's stage times."""
     from grpo_repro.provenance import write_stage_provenance
     from grpo_repro.report.summary import stage_times
 
-    write_stage_provenance(RESULTS, config)
+    write_stage_provenance(RESULTS, metadata=METADATA)
     print(stage_times(BENCH, since=RUN_STARTED[0] if RUN_STARTED else None))
+
+
+def current_params(rule_name, path):
+    """The params the current configuration gives rule `rule_name` for its output `path`, as
+    Snakemake records and compares them (sorted reprs of the builtin values); None when the rule
+    is gone or the path is none of its outputs."""
+    from snakemake.iocontainers import InputFiles, OutputFiles
+
+    try:
+        maker = workflow.get_rule(rule_name)
+        wildcards = maker.get_wildcards(path)
+        params, _ = maker.expand_params(wildcards, InputFiles(), OutputFiles(), None)
+    except Exception:  # the rule renamed or removed, the path no longer its output
+        return None
+    builtin = (type(None), int, float, bool, str, list, tuple, dict, set)
+    return sorted(repr(v) for v in params if isinstance(v, builtin))
+
+
+def check_copied_tree():
+    """A results tree copied from elsewhere (no .snakemake/metadata) whose files' provenance shows
+    other settings: named, folder by folder, before anything runs, also when nothing would be
+    scheduled (grpo_repro.provenance.stale_outputs, from the rules' own params)."""
+    from grpo_repro.provenance import stale_outputs
+
+    stale = stale_outputs(RESULTS, current_params, METADATA)
+    if stale:
+        raise WorkflowError(stale)

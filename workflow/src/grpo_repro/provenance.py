@@ -1,9 +1,14 @@
-"""Provenance written next to every artifact: the resolved configuration, package versions and
-input hashes, so that any difference between two runs can be traced."""
+"""Provenance: what made each artifact, so that any difference between two runs can be traced.
+
+A job's own record (record: its configuration, package versions, input hashes) goes into the files
+it writes (run.json, evaluation metadata); each stage folder's PROVENANCE.json describes every file
+by the job that made it (write_stage_provenance, from Snakemake's metadata), and a results tree
+copied without that metadata is checked against the rules' current params (stale_outputs)."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 import sys
 from importlib import metadata
@@ -60,40 +65,104 @@ def record(config: dict, inputs=()) -> dict:
     }
 
 
-STAGE_DIRS = ("theory", "figures", "data", "train", "evaluate", "report")
+STAGE_DIRS = ("theory", "figures", "data", "train", "evaluate", "report", "fixed_point")
 HASH_LIMIT = 64 << 20  # files above this size are listed by size only (paper-scale checkpoints)
+NAME_MAX = 255  # a file name's longest (Snakemake cuts its record names at it)
 
 
-def stage_manifest(stage_dir: str | Path) -> dict:
-    """sha256 (or size, for big files) of every file of one stage's output directory."""
+def stage_files(stage_dir: str | Path) -> list[Path]:
+    """The files of one stage's output directory that provenance describes (not TRL's resumable
+    state, temporary files or the provenance itself)."""
     root = Path(stage_dir)
-    out = {}
-    for f in sorted(p for p in root.rglob("*") if p.is_file() and p.name != "PROVENANCE.json"):
-        if "/work/" in f.as_posix() or ".tmp" in f.name:  # TRL's resumable state, temp files
-            continue
-        size = f.stat().st_size
-        out[str(f.relative_to(root))] = file_hash(f) if size <= HASH_LIMIT else f"{size} bytes"
-    return out
+    skip = ("PROVENANCE.json", ".snakemake_timestamp")
+    return [
+        f
+        for f in sorted(p for p in root.rglob("*") if p.is_file() and p.name not in skip)
+        if "/work/" not in f.as_posix() and ".tmp" not in f.name
+    ]
 
 
-def write_stage_provenance(results: str | Path, config: dict) -> list[Path]:
-    """results/<stage>/PROVENANCE.json for every stage present: the resolved configuration, the
-    package versions and the hash of every file, so a difference between two runs can be traced."""
+def content(f: Path) -> str:
+    """sha256 of a file, or its size for a big one (HASH_LIMIT)."""
+    size = f.stat().st_size
+    return file_hash(f) if size <= HASH_LIMIT else f"{size} bytes"
+
+
+def job_record(metadata: str | Path, path: str | Path) -> dict | None:
+    """Snakemake's record of the job that wrote `path` (relative to the run's directory), from its
+    metadata folder (.snakemake/metadata: one JSON file per output, named by the path's URL-safe
+    base64, cut into pieces of NAME_MAX - 1 characters, all but the last prefixed with @): the
+    rule, its params as Snakemake compares them (sorted reprs), when the job ended. None: no
+    record (not written by a job of this workflow)."""
+    import base64
+    import json
+
+    b64 = base64.urlsafe_b64encode(str(path).encode()).decode()
+    parts = [b64[i : i + NAME_MAX - 1] for i in range(0, len(b64), NAME_MAX - 1)]
+    record = Path(metadata, *(["@" + x for x in parts[:-1]] + parts[-1:]))
+    try:
+        rec = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return None
+    return {"rule": rec.get("rule"), "params": rec.get("params"), "ended": rec.get("endtime")}
+
+
+def made_by(metadata: str | Path, path: Path, stage_dir: Path) -> dict | None:
+    """The record of the job that made `path`: its own (job_record), else that of the directory
+    output holding it, else, for a file a job writes beside its declared outputs (a run's
+    checkpoints beside its run.json), that of the nearest declared output in the same or an
+    enclosing folder of the stage, named by `output`."""
+    rec = job_record(metadata, path)
+    if rec:
+        return rec
+    for parent in path.parents:
+        if not parent.is_relative_to(stage_dir):
+            return None
+        rec = job_record(metadata, parent)
+        if rec:
+            return {**rec, "output": str(parent)}
+        for sibling in sorted(x for x in parent.iterdir() if x.is_file()):
+            rec = job_record(metadata, sibling)
+            if rec:
+                return {**rec, "output": str(sibling)}
+    return None
+
+
+def write_stage_provenance(
+    results: str | Path, metadata: str | Path = ".snakemake/metadata"
+) -> list[Path]:
+    """results/<stage>/PROVENANCE.json for every stage with a file that its record does not yet
+    describe (new, or modified after the record was written: by a job of this run or of a run
+    killed before it could write provenance) or a file gone: per file its hash, the rule and
+    params of the job that made it (Snakemake's record, job_record) and the package versions it
+    was made with. A stage no job touched keeps its record byte for byte; a file no job rewrote
+    keeps its entry."""
     written = []
-    versions_now = versions()
+    now = versions()
+    now_id = hashlib.sha256(repr(sorted(now.items())).encode()).hexdigest()[:12]
     for stage in STAGE_DIRS:
         d = Path(results) / stage
-        if d.is_dir():
-            io.write_json(
-                d / "PROVENANCE.json",
-                {
-                    "stage": stage,
-                    "config": config,
-                    "versions": versions_now,
-                    "files": stage_manifest(d),
-                },
-            )
-            written.append(d / "PROVENANCE.json")
+        if not d.is_dir():
+            continue
+        prov = d / "PROVENANCE.json"
+        old = io.read_json(prov) if prov.is_file() else {}
+        old_files, kept_versions = old.get("files", {}), old.get("versions", {})
+        stamp = prov.stat().st_mtime if prov.is_file() else float("-inf")
+        files = {str(f.relative_to(d)): f for f in stage_files(d)}
+        fresh = {r for r, f in files.items() if r not in old_files or f.stat().st_mtime > stamp}
+        if not fresh and files.keys() == old_files.keys():
+            continue  # every file as its record describes it: the record stays as it was
+        entries = {}
+        for rel, f in files.items():
+            if rel not in fresh:
+                entries[rel] = old_files[rel]
+                continue
+            job = made_by(metadata, Path(os.path.relpath(f)), Path(os.path.relpath(d))) or {}
+            entries[rel] = {"content": content(f), **job, "versions": now_id}
+        used = {e.get("versions") for e in entries.values()}
+        kept = {k: v for k, v in kept_versions.items() if k in used}
+        io.write_json(prov, {"stage": stage, "versions": {**kept, now_id: now}, "files": entries})
+        written.append(prov)
     return written
 
 
@@ -109,33 +178,72 @@ def config_changes(recorded, current, keys: tuple = ()) -> list[str]:
     return [] if recorded == current else [f"{'.'.join(map(str, keys))}: {recorded} -> {current}"]
 
 
-def untracked_changes(results: str | Path, config: dict, metadata: str | Path) -> str | None:
-    """A results tree whose PROVENANCE.json records another configuration (in keys that change
-    results: speed-only keys aside, grpo_repro.config.SPEED_ONLY) while Snakemake holds no record
-    of its outputs (`metadata`: .snakemake/metadata, absent when the tree was copied from another
-    checkout): Snakemake then judges the outputs by their times alone and would keep them, stale.
-    Returns the message naming each stage and key, None when there is nothing to say."""
-    import json
-
-    from grpo_repro.config import without_speed_only
-
+def stale_outputs(results: str | Path, current, metadata: str | Path) -> str | None:
+    """A results tree Snakemake has no record of (`metadata`, .snakemake/metadata, empty or absent:
+    a tree copied from elsewhere) whose files' PROVENANCE.json records show they were made by jobs
+    whose params differ from what this configuration gives their rules (`current(rule, path)`:
+    the rule's params for that output, as Snakemake compares them; None when the rule is gone):
+    Snakemake, judging by times alone, would keep them. Returns the message naming each stage
+    folder whose files are stale, how many, and the settings that changed (read from the params
+    themselves), None when there is nothing to say."""
     meta = Path(metadata)
     if meta.is_dir() and any(meta.iterdir()):
         return None  # Snakemake's own records rerun what a changed setting touches
-    now = json.loads(json.dumps(without_speed_only(config), default=str))
     found = []
     for stage in STAGE_DIRS:
         prov = Path(results) / stage / "PROVENANCE.json"
-        if prov.is_file():
-            was = without_speed_only(io.read_json(prov)["config"])
-            changes = config_changes(was, now)
-            if changes:
-                found.append(f"  {prov.parent}: " + "; ".join(changes[:8]))
+        if not prov.is_file():
+            continue
+        stale, changes = 0, []
+        for rel, entry in io.read_json(prov).get("files", {}).items():
+            if not entry.get("rule") or entry.get("params") is None:
+                continue
+            now = current(entry["rule"], entry.get("output") or str(Path(results, stage, rel)))
+            if now is None or sorted(now) != sorted(entry["params"]):
+                stale += 1
+                changes += params_changes(entry["params"], now)
+        if stale:
+            keys = "; ".join(dict.fromkeys(changes)) or "its rule is gone"
+            found.append(f"  {prov.parent}: {stale} file(s) made with other settings: {keys}")
     if not found:
         return None
     return (
-        f"{results}/ was written with another configuration, and Snakemake has no record of it "
-        f"({metadata} is empty or absent: a results tree copied from elsewhere), so it cannot tell "
-        "which outputs are stale:\n" + "\n".join(found) + "\nRun with the configuration that "
-        "wrote them, remove those folders, or rerun everything with --forceall."
+        f"{results}/ holds files made with other settings, and Snakemake has no record of them "
+        f"({metadata} is empty or absent: a results tree copied from elsewhere), so it would keep "
+        "them:\n" + "\n".join(found) + "\nRun with the configuration that made them, or remove "
+        f"those folders (only they; all of {results}/ to rerun everything)."
     )
+
+
+def params_changes(recorded: list[str], current: list[str] | None, limit: int = 6) -> list[str]:
+    """'key: recorded -> current' of the settings that differ between two param lists (Snakemake's
+    sorted reprs): mappings with the same keys compared key by key, anything else as a whole."""
+    import ast
+
+    if current is None:
+        return ["the rule is gone"]
+
+    def parse(x):
+        try:
+            return ast.literal_eval(x)
+        except (ValueError, SyntaxError):
+            return x
+
+    old = [parse(x) for x in recorded if x not in current]
+    new = [parse(x) for x in current if x not in recorded]
+    out = []
+    for a in old:
+        b = next(
+            (
+                n
+                for n in new
+                if isinstance(a, dict) and isinstance(n, dict) and a.keys() == n.keys()
+            ),
+            None,
+        )
+        if b is not None:
+            new.remove(b)
+            out += config_changes(a, b)
+        else:
+            out.append(f"{str(a)[:60]} -> {str(new.pop(0))[:60] if new else '<absent>'}")
+    return out[:limit]
