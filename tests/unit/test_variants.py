@@ -22,7 +22,7 @@ from grpo_repro.report import overlay_recurrence as ovr
 from grpo_repro.train.trl_variant import trl_settings
 
 #: a new variant: KL to pi_ref, mean-only advantage (Dr. GRPO's choices) under another name
-TOY = reg.Variant("toy", "reference", True, "Toy GRPO", "#123456", True)
+TOY = reg.Variant("toy", "reference", True, True)
 #: the registered variant with TOY's choices, whose results TOY must reproduce
 TWIN = "dr_grpo"
 
@@ -47,26 +47,26 @@ def test_registry_order_and_fields():
     with pytest.raises(ValueError, match=r"unknown variant 'ppo' \(variants\)"):
         reg.get("ppo")
     with pytest.raises(ValueError, match="anchor"):
-        reg.Variant("bad", "nowhere", False, "Bad", "#000001", False)
+        reg.Variant("bad", "nowhere", False, False)
 
 
 @pytest.mark.parametrize(
     "text, message",
     [
         (
-            "order: 1\nanchor: reference\nmean_only: false\nlabel: X\ncolor: '#000001'\n",
+            "order: 1\nanchor: reference\nmean_only: false\n",
             r"missing keys \['trained'\]",
         ),
         (
-            "order: 1\nanchor: reference\nmean_only: false\nlabel: X\ncolor: '#000001'\ntrained: true\nalpha: 1\n",
+            "order: 1\nanchor: reference\nmean_only: false\ntrained: true\nalpha: 1\n",
             r"unknown keys \['alpha'\]",
         ),
         (
-            "order: 1\nanchor: reference\nmean_only: 'no'\nlabel: X\ncolor: '#000001'\ntrained: true\n",
+            "order: 1\nanchor: reference\nmean_only: 'no'\ntrained: true\n",
             "true or false",
         ),
         (
-            "order: 1\nanchor: nowhere\nmean_only: false\nlabel: X\ncolor: '#000001'\ntrained: true\n",
+            "order: 1\nanchor: nowhere\nmean_only: false\ntrained: true\n",
             "anchor 'nowhere'",
         ),
     ],
@@ -162,7 +162,9 @@ def test_figures_report_and_fixed_point_stage_pick_it_up(toy, default_config):
     a, b = (dyn_df[dyn_df.variant == v].p.to_numpy() for v in (toy, TWIN))
     assert np.array_equal(a, b)
     assert (toy, True) in [(v, np.isnan(al)) for v, al in compute_oracle._oracle_runs(fig)]
-    assert style.variant_color(toy) == TOY.color and style.variant_label(toy) == TOY.label
+    # drawn under its name in a colour no listed variant has (grpo_repro.style)
+    listed = {c for _, c in style.VARIANT_STYLE.values()}
+    assert style.variant_color(toy) not in listed and style.variant_label(toy) == toy
     p_ref = np.array([0.0, 0.2, 0.6])
     got, want = (
         ovr.limit_logit(toy, p_ref, 2.0, 1e-5),

@@ -2,12 +2,14 @@
 (grpo_repro/variant_records/<name>.yaml), so on a workflow whose outputs are up to date, adding one
 record schedules only that variant's runs and what covers every variant (the report, the theory
 checks), and editing one reruns only its own runs, never another variant's training or evaluation,
-pi_ref or the data; a data source is a module of its own, read only by a configuration that uses it."""
+pi_ref or the data; a variant's label and colour live in grpo_repro.style, so a recolour reruns plot
+jobs only; a data source is a module of its own, read only by a configuration that uses it."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 
 import pytest
@@ -21,6 +23,8 @@ NEVER = {"data_prepare", "train_reference", "evaluate_reference"}
 RUNS = {"train_grpo", "evaluate_run"}
 # what covers every variant record: the report, and the theory checks (each record's claims)
 EVERY = {"theory_derivations"}
+# the jobs that only draw: plots, and the landing page that shows them
+PRESENTATION = re.compile(r"^(report_plot_\w+|figures_plot_\w+|fixed_point_plot|report_landing)$")
 
 
 def _covers_every_variant(rule: str) -> bool:
@@ -70,8 +74,8 @@ def test_a_new_variant_record_schedules_only_its_runs_and_the_report(report_work
     record, overlay = tmp / RECORDS / "my_grpo.yaml", tmp / "config" / "my_variant.yaml"
     assert _jobs(_pending(tmp, "config/test.yaml")) == set()
     with _restored(record, overlay):
-        shutil.copy(tmp / RECORDS / "grpo.yaml", record)  # GRPO under another name and colour
-        text = record.read_text().replace("order: 1", "order: 7").replace("#1f77b4", "#000000")
+        shutil.copy(tmp / RECORDS / "grpo.yaml", record)  # GRPO under another name
+        text = record.read_text().replace("order: 1", "order: 7")
         record.write_text(text)
         cfg = yaml.safe_load((tmp / "config/test.yaml").read_text())
         overlay.write_text(yaml.safe_dump({"variants": [*cfg["variants"], "my_grpo"]}))
@@ -89,7 +93,7 @@ def test_editing_a_variant_record_reruns_its_runs_only(report_workflow):
     tmp = report_workflow
     record = tmp / RECORDS / "dr_grpo.yaml"
     with _restored(record):
-        record.write_text(record.read_text().replace("#2ca02c", "#000000"))
+        record.write_text(record.read_text() + "# edited\n")
         log = _pending(tmp, "config/test.yaml")
     jobs = _jobs(log) - {"report_all"}
     cfg = yaml.safe_load((tmp / "config/test.yaml").read_text())
@@ -105,9 +109,23 @@ def test_a_record_no_run_reads_reruns_no_training(report_workflow):
     tmp = report_workflow
     record = tmp / RECORDS / "mirror.yaml"
     with _restored(record):
-        record.write_text(record.read_text().replace("#d62728", "#000000"))
+        record.write_text(record.read_text() + "# edited\n")
         jobs = _jobs(_pending(tmp, "config/test.yaml")) - {"report_all"}
     assert jobs and all(_covers_every_variant(r) for r in jobs), jobs
+
+
+def test_a_recolour_reruns_plot_jobs_only(report_workflow):
+    """A variant's colour lives in grpo_repro.style, which only plots read (its record says what
+    it does, not how it looks): recolouring dr_grpo reruns the plots and the landing page that
+    shows them, never its training, evaluation or a table of the report."""
+    tmp = report_workflow
+    style = tmp / "workflow/src/grpo_repro/style.py"
+    with _restored(style):
+        text = style.read_text()
+        assert '"#2ca02c"' in text
+        style.write_text(text.replace('"#2ca02c"', '"#000000"'))
+        jobs = _jobs(_pending(tmp, "config/test.yaml")) - {"report_all"}
+    assert jobs and all(PRESENTATION.match(r) for r in jobs), jobs
 
 
 def test_a_data_source_record_reruns_only_the_configurations_that_read_it(report_workflow):

@@ -3,8 +3,7 @@ engine, once CUDA is initialised) re-imports the parent's __main__, i.e. re-runs
 `script:` file; the job's body must not run again in it.
 
 1. Every script of workflow/scripts/ holds its body in `main(sm)`, called only under
-   `if __name__ == "__main__": main(snakemake)`, then at most `io.end_job(__file__)` (the job's
-   process ends without the interpreter's teardown); at module level: docstring, imports,
+   `if __name__ == "__main__": main(snakemake)`; at module level: docstring, imports,
    definitions.
 2. Under Snakemake (its preamble defines `snakemake` at module level, the file runs as __main__),
    a guarded job that spawns a child runs its body once and the child does its work; the same
@@ -23,14 +22,13 @@ from tests.helpers import ROOT, snakemake
 
 SCRIPTS = sorted((ROOT / "workflow" / "scripts").glob("*.py"))
 GUARD = "if __name__ == '__main__':\n    main(snakemake)"  # as ast.unparse writes it
-GUARDS = (GUARD, GUARD + "\n    io.end_job(__file__)")
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.name for p in SCRIPTS])
 def test_script_body_runs_only_as_main(script):
     tree = ast.parse(script.read_text())
     *body, last = tree.body
-    assert ast.unparse(last) in GUARDS, f"{script.name} must end with one of {GUARDS!r}"
+    assert ast.unparse(last) == GUARD, f"{script.name} must end with {GUARD!r}"
     mains = [n for n in body if isinstance(n, ast.FunctionDef) and n.name == "main"]
     assert len(mains) == 1 and [a.arg for a in mains[0].args.args] == ["sm"], script.name
     for node in body:

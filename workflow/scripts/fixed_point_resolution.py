@@ -21,4 +21,3 @@ def main(sm) -> None:
 
 if __name__ == "__main__":  # not in a spawned child, which re-imports this file as __mp_main__
     main(snakemake)
-    io.end_job(__file__)  # a job's process: no interpreter teardown after success

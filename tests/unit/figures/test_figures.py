@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from grpo_repro import config as cfgmod
+from grpo_repro import variants as reg
 from grpo_repro.figures import compute as fd
 from grpo_repro.figures import compute_maps as fm
 from grpo_repro.figures import registry
@@ -168,7 +169,8 @@ def test_plots_read_csvs_and_write_png_and_pdf(tmp_path, fig_cfg):
     ]
     for v in ("grpo", "mirror", "dr_grpo", "mirror_dr", "two_kl"):
         assert style.variant_color(v).startswith("#")
-    assert len(set(style.VARIANT_COLORS.values())) == len(style.VARIANT_COLORS)
+    colors = [style.variant_color(v) for v in (*reg.names(), "ref")]
+    assert len(set(colors)) == len(colors)
 
 
 @pytest.mark.slow

@@ -144,41 +144,6 @@ def log_to(path: str | os.PathLike | None) -> None:
     atexit.register(_job_times, stream)
 
 
-def started_for(script: str, argv: list[str] | None = None) -> bool:
-    """Whether this interpreter was started to run the file `script` (by its name; Snakemake
-    runs a copy named tmp<id>.<name>): the first argument after the interpreter's options, never
-    with -m or -c. `argv`: the interpreter's command line (default sys.orig_argv)."""
-    args = list(sys.orig_argv if argv is None else argv)[1:]
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a[:2] in ("-m", "-c") or a == "-":  # a module, a command or stdin: not a file
-            return False
-        if not a.startswith("-"):
-            return Path(a).name.endswith(Path(script).name)
-        i += 2 if a in ("-X", "-W") else 1  # -X and -W take the next argument as their value
-    return False
-
-
-def end_job(script: str) -> None:
-    """End the process of a job that succeeded without the interpreter's teardown: the exit
-    handlers run (the log's `[job times]` line among them), stdout and stderr are flushed, then
-    os._exit(0). A process that imported torch spends about a second of CPU tearing its modules
-    down, ~40 such jobs a default graph (docs/benchmarks.md). Only where the process was started
-    to run `script` (Snakemake runs `python .snakemake/scripts/tmp<id>.<script name>`); a script
-    run inside another process returns here and that process goes on: runpy (the tests) sets
-    sys.argv[0] to the script it runs, so the command line the interpreter was started with
-    (sys.orig_argv) decides. Every output is written and closed before: the package opens files
-    with `with` or closes them."""
-    if not started_for(script):
-        return
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(0)
-
-
 JOB_TIMES = "[job times]"  # the last line of every job's log (workflow/benchmarks/bench_graph.py)
 
 

@@ -2,9 +2,9 @@
 
 API:
     apply_style()                 Agg backend + one set of rcParams (call once per plot script)
-    variant_color(v), variant_label(v), VARIANT_COLORS, VARIANT_LABELS
-                                  one colour and display name per GRPO variant, from its
-                                  record in grpo_repro.variants (and pi_ref's, "ref")
+    variant_color(v), variant_label(v), VARIANT_STYLE, K3_COLORS
+                                  one colour and display name per GRPO variant (and pi_ref's,
+                                  "ref"); the variant records hold none
     STABLE / UNSTABLE             marker styles of stable / unstable fixed points and cycles
     panel_grid(nrows, ncols)      figure + 2-D array of axes sized per panel
     save_figure(fig, *paths, tight=True)
@@ -29,9 +29,21 @@ from grpo_repro.io import atomic_path
 
 #: pi_ref, the sharpening baseline, drawn beside the variants: black
 REF_COLOR, REF_LABEL = "#000000", "pi_ref"
-#: every variant's colour and label, as its record in grpo_repro.variants states them
-VARIANT_COLORS = {**{v.name: v.color for v in reg.VARIANTS}, "ref": REF_COLOR}
-VARIANT_LABELS = {"ref": REF_LABEL, **{v.name: v.label for v in reg.VARIANTS}}
+#: each variant's name in plots and its colour in every figure. The variant records
+#: (grpo_repro.variants) say what a variant does; this, how it looks: only plots import this
+#: module, so a recolour reruns plot jobs only. A variant not listed here is drawn under its name
+#: in one of UNLISTED_COLORS (variant_color).
+VARIANT_STYLE = {
+    "grpo": ("GRPO", "#1f77b4"),  # blue
+    "mirror": ("Mirror GRPO", "#d62728"),  # red
+    "dr_grpo": ("Dr. GRPO", "#2ca02c"),  # green
+    "mirror_dr": ("Mirror Dr. GRPO", "#ff7f0e"),  # orange
+    "two_kl": ("two-KL GRPO", "#9467bd"),  # purple
+    "two_kl_dr": ("two-KL Dr. GRPO", "#8c564b"),  # brown
+}
+#: the second colour of a variant's fixed-point runs with plain k3 (fixed_point.plots), if any
+K3_COLORS = {"grpo": "#17becf", "mirror": "#ff9896"}
+UNLISTED_COLORS = ("#e377c2", "#7f7f7f", "#bcbd22", "#aec7e8", "#ffbb78", "#98df8a")
 #: other recurring series
 SERIES_COLORS = {
     "exact": "#000000",
@@ -89,24 +101,24 @@ def apply_style() -> None:
 
 
 def variant_color(variant: str) -> str:
-    """The colour of a variant's record (grpo_repro.variants, read at call time), or pi_ref's."""
+    """A registered variant's colour (VARIANT_STYLE; a variant not listed there: one of
+    UNLISTED_COLORS, by its place among those), or pi_ref's; KeyError for an unknown name."""
     if variant == "ref":
         return REF_COLOR
-    try:
-        return reg.get(variant).color
-    except ValueError:
+    if variant in VARIANT_STYLE:
+        return VARIANT_STYLE[variant][1]
+    unlisted = [n for n in reg.names() if n not in VARIANT_STYLE]
+    if variant not in unlisted:
         known = sorted([*reg.names(), "ref"])
-        raise KeyError(f"no colour for variant {variant!r}; known: {known}") from None
+        raise KeyError(f"no colour for variant {variant!r}; known: {known}")
+    return UNLISTED_COLORS[unlisted.index(variant) % len(UNLISTED_COLORS)]
 
 
 def variant_label(variant: str) -> str:
-    """The label of a variant's record, pi_ref's, or the name itself."""
+    """A variant's label (VARIANT_STYLE), pi_ref's, or the name itself."""
     if variant == "ref":
         return REF_LABEL
-    try:
-        return reg.get(variant).label
-    except ValueError:
-        return variant
+    return VARIANT_STYLE[variant][0] if variant in VARIANT_STYLE else variant
 
 
 def shades(color: str, n: int, lo: float = 0.35, hi: float = 1.0) -> list:

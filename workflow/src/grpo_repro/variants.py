@@ -10,10 +10,12 @@ A variant is fixed by two choices (docs/theory.md Sec. 2-3):
 
 Every stage reads this module: the PoS maps, the oracle and the fixed points (grpo_repro.dynamics),
 the trainer (grpo_repro.train.trl_variant.trl_settings), the figures, the report's overlay, the
-fixed-point stage, style's colours and labels, and the config schema's variant names
-(grpo_repro.config.load_schema). Each record is a file of its own, variant_records/<name>.yaml
-(data, not code): a new variant is one more file, and the workflow reruns only the jobs that read
-that record (workflow/rules/common.smk `code(..., variants=)`). VARIANTS holds them in their `order`;
+fixed-point stage and the config schema's variant names (grpo_repro.config.load_schema). Each
+record is a file of its own, variant_records/<name>.yaml (data, not code): a new variant is one
+more file, and the workflow reruns only the jobs that read that record (workflow/rules/common.smk
+`code(..., variants=)`). A record says what a variant does, never how it looks: labels and colours
+live in grpo_repro.style, which only plots read, so a recolour reruns plot jobs only. VARIANTS
+holds the records in their `order`;
 lookups read VARIANTS at call time, so a test may extend it. Output files list the variants in it.
 Callers ask the record what its anchor implies (`ref_anchored`, `prev_anchored`, `two_kl`,
 `kl_terms`, `fixed_point_beta`, `kl_weights`) rather than compare anchor names.
@@ -35,10 +37,7 @@ class Variant:
     name: str
     anchor: str  # one of ANCHORS
     mean_only: bool  # A = r - p (Dr. GRPO) instead of eq. (4)'s (r - p)/sqrt(p(1-p)+eps)
-    label: str  # display name of plots and the report
-    color: str  # its colour in every figure
     trained: bool  # the trainer implements it: a value of the config key `variants`
-    color_k3: str | None = None  # its fixed-point runs with plain k3 (fixed_point.plots), if any
 
     def __post_init__(self):
         if self.anchor not in ANCHORS:

@@ -183,7 +183,7 @@ def plot_variant_dynamics(inputs: dict, outputs: list) -> None:
     alphas = sorted(df.alpha.dropna().unique())
     # the two-KL variants in shades of the mean+std one's colour (mean-only: dotted)
     two_kl = [r for r in reg.VARIANTS if r.two_kl]
-    two_kl_color = reg.two_kl_variant(mean_only=False).color
+    two_kl_color = style.variant_color(reg.two_kl_variant(mean_only=False).name)
     for i, beta in enumerate(betas):
         for j, p_ref in enumerate(p_refs):
             ax = axes[i, j]

@@ -2,15 +2,15 @@
 Sec. 5's linear law for dr_grpo; the study's aims), written from aggregate.summary_table only:
 `study_markdown` (results/fixed_point/<study>/summary.md) and `overview` (results/fixed_point/
 summary.md, every study). The sections of the groups and factors studies and of the tabular
-control are fixed_point.markdown_studies; the cells' number formats fixed_point.cells."""
+control are fixed_point.markdown_studies; the cells' number formats grpo_repro.cells."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from grpo_repro import variants as reg
+from grpo_repro.cells import ci, num, pct
 from grpo_repro.fixed_point.aggregate import AIM_ABS, AIM_RATIO, linear_law
-from grpo_repro.fixed_point.cells import ci, fmt, pct
 from grpo_repro.fixed_point.markdown_studies import factor_lines, group_lines, tabular_lines
 
 LAW_SLOPE_TOL = 0.1  # the dr_grpo slope within 0.1 of 1
@@ -34,13 +34,13 @@ def table(summary: pd.DataFrame) -> list[str]:
     for _, r in summary.iterrows():
         lines.append(
             f"| {r['run']} | {r['beta']:g} | {int(r['G'])} | {int(r['n_seeds'])} x "
-            f"{int(r['n_prompts'])} | {pct(r['share_converged'])} | {ci(r, 'gap_pred')} | "
-            f"{ci(r, 'gap_pred_G')} ({r['gap_pred_G_seeds']}) | {fmt(r['floor_G'])} | "
-            f"{ci(r, 'gap_stays')} | {ci(r, 'gap_to_one')} | {fmt(r['ratio_G'], '{:.2f}')} | "
-            f"{ci(r, 'signed_pred_G', '{:+.3f}')} | {fmt(r['spearman_pred_G'], '{:.2f}')} / "
-            f"{fmt(r['spearman_p_ref'], '{:.2f}')} | {fmt(r['beta_eff_median'], '{:.2f}')} / "
-            f"{fmt(r['beta_eff_G_median'], '{:.2f}')} | {fmt(r['kl_mean'])} / "
-            f"{fmt(r['kl_gibbs_mean'])} |"
+            f"{int(r['n_prompts'])} | {pct(r['share_converged'], '{:.0f}')} | {ci(r, 'gap_pred')} | "
+            f"{ci(r, 'gap_pred_G')} ({r['gap_pred_G_seeds']}) | {num(r['floor_G'])} | "
+            f"{ci(r, 'gap_stays')} | {ci(r, 'gap_to_one')} | {num(r['ratio_G'], '{:.2f}')} | "
+            f"{ci(r, 'signed_pred_G', '{:+.3f}')} | {num(r['spearman_pred_G'], '{:.2f}')} / "
+            f"{num(r['spearman_p_ref'], '{:.2f}')} | {num(r['beta_eff_median'], '{:.2f}')} / "
+            f"{num(r['beta_eff_G_median'], '{:.2f}')} | {num(r['kl_mean'])} / "
+            f"{num(r['kl_gibbs_mean'])} |"
         )
     return lines
 
@@ -51,16 +51,16 @@ def verdict(r) -> str:
     if reg.plateau_base(r["variant"]) is None:  # the previous-policy anchor
         return (
             f"{r['run']}, beta {r['beta']:g}: no interior fixed point (Thm 5); gap to 1 "
-            f"{fmt(r['gap_to_one'])}, {pct(r['share_converged'])} of prompts converged."
+            f"{num(r['gap_to_one'])}, {pct(r['share_converged'], '{:.0f}')} of prompts converged."
         )
     side = "below" if r["signed_pred_G"] < 0 else "above"
     return (
         f"{r['run']}, beta {r['beta']:g}, G {int(r['G'])}: aim {r['aim']} (p*_G's mean gap "
-        f"{ci(r, 'gap_pred_G')} against {AIM_ABS}; {fmt(r['ratio_G'], '{:.2f}')} "
-        f"[{fmt(r['ratio_G_lo'], '{:.2f}')}, {fmt(r['ratio_G_hi'], '{:.2f}')}] of the better "
+        f"{ci(r, 'gap_pred_G')} against {AIM_ABS}; {num(r['ratio_G'], '{:.2f}')} "
+        f"[{num(r['ratio_G_lo'], '{:.2f}')}, {num(r['ratio_G_hi'], '{:.2f}')}] of the better "
         f"baseline against {AIM_RATIO:.2f}); the plateau sits {side} p*_G by "
-        f"{fmt(abs(r['signed_pred_G']))} on average, noise floor {fmt(r['floor_G'])}, p*'s gap "
-        f"{fmt(r['gap_pred'])}."
+        f"{num(abs(r['signed_pred_G']))} on average, noise floor {num(r['floor_G'])}, p*'s gap "
+        f"{num(r['gap_pred'])}."
     )
 
 
@@ -85,8 +85,8 @@ def law_lines(summary: pd.DataFrame) -> list[str]:
         inside = r["law_intercept_lo"] <= r["law_intercept_G"] <= r["law_intercept_hi"]
         out.append(
             f"| {r['run']} | {r['beta']:g} | {int(r['G'])} | {ci(r, 'law_slope')} | "
-            f"{ci(r, 'law_intercept')} | {fmt(r['law_intercept_G'])} | "
-            f"{fmt(r['law_intercept_population'])} | {ci(r, 'law_shift')} | "
+            f"{ci(r, 'law_intercept')} | {num(r['law_intercept_G'])} | "
+            f"{num(r['law_intercept_population'])} | {ci(r, 'law_shift')} | "
             f"{'yes' if ok_s else 'no'} | {'yes' if ok_i else 'no'} ({off:+.1%}) | "
             f"{'yes' if inside else 'no'} |"
         )
@@ -115,18 +115,18 @@ def trajectory_lines(summary: pd.DataFrame) -> list[str]:
     ]
     for _, r in summary.iterrows():
         out.append(
-            f"| {r['run']} | {r['beta']:g} | {fmt(r['beta_pred'], '{:g}')} | {r['trajectory']} | "
-            f"{fmt(r['drop_max'])} | {'yes' if r['monotone'] else 'no'} |"
+            f"| {r['run']} | {r['beta']:g} | {num(r['beta_pred'], '{:g}')} | {r['trajectory']} | "
+            f"{num(r['drop_max'])} | {'yes' if r['monotone'] else 'no'} |"
         )
     for _, r in summary[summary["variant"].map(lambda v: reg.get(v).two_kl)].iterrows():
         out += [
             "",
             f"{r['run']}, beta {r['beta']:g} (Thm 9: h_G's fixed point at alpha beta = "
-            f"{fmt(r['beta_pred'], '{:g}')}, Delta_R = 0): an interior plateau, mean "
-            f"{fmt(r['p_plateau_mean'])} against p*_G's {fmt(r['p_pred_G_mean'])} (gap "
-            f"{ci(r, 'gap_pred_G')}, p_ref's baseline {fmt(r['gap_stays'])}); its trajectory "
+            f"{num(r['beta_pred'], '{:g}')}, Delta_R = 0): an interior plateau, mean "
+            f"{num(r['p_plateau_mean'])} against p*_G's {num(r['p_pred_G_mean'])} (gap "
+            f"{ci(r, 'gap_pred_G')}, p_ref's baseline {num(r['gap_stays'])}); its trajectory "
             + ("rises monotonically" if r["monotone"] else "is NOT monotone")
-            + f" (largest drop {fmt(r['drop_max'])}).",
+            + f" (largest drop {num(r['drop_max'])}).",
         ]
     return out
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from grpo_repro import variants as reg
-from grpo_repro.fixed_point.cells import ci, fmt
+from grpo_repro.cells import ci, num
 from grpo_repro.fixed_point.runs import LONG
 
 
@@ -27,10 +27,10 @@ def group_lines(summary: pd.DataFrame) -> list[str]:
         f"### Order by G (G = {sizes})",
         "",
         "Mean plateau: "
-        + ", ".join(f"G {int(r['G'])}: {fmt(r['p_plateau_mean'])}" for _, r in rows.iterrows())
+        + ", ".join(f"G {int(r['G'])}: {num(r['p_plateau_mean'])}" for _, r in rows.iterrows())
         + "; mean p*_G: "
-        + ", ".join(f"{fmt(r['p_pred_G_mean'])}" for _, r in rows.iterrows())
-        + f"; mean p*: {fmt(rows['p_pred_mean'].iloc[0])}. p*_G "
+        + ", ".join(f"{num(r['p_pred_G_mean'])}" for _, r in rows.iterrows())
+        + f"; mean p*: {num(rows['p_pred_mean'].iloc[0])}. p*_G "
         + ("rises" if ordered_pred else "does not rise")
         + " with G, and the plateaus "
         + ("are ordered the same way." if ordered == ordered_pred else "are NOT ordered so."),
@@ -52,23 +52,23 @@ def factor_lines(summary: pd.DataFrame) -> list[str]:
         toward = abs(b["signed_pred_G"]) - abs(r["signed_pred_G"])
         half = (r["signed_pred_G_hi"] - r["signed_pred_G_lo"]) / 2
         if toward > half:
-            said = f"moves the plateau toward p*_G by {fmt(toward)}"
+            said = f"moves the plateau toward p*_G by {num(toward)}"
         elif toward < -half:
-            said = f"moves the plateau away from p*_G by {fmt(-toward)}"
+            said = f"moves the plateau away from p*_G by {num(-toward)}"
         else:
-            said = f"no measurable change ({fmt(abs(toward))} within its interval's +-{fmt(half)})"
+            said = f"no measurable change ({num(abs(toward))} within its interval's +-{num(half)})"
         if r["setting"] == LONG:
             moved = r["p_plateau_mean"] - b["p_plateau_mean"]
             said += (
-                f"; the mean plateau moves by {fmt(moved, '{:+.3f}')} from steps "
+                f"; the mean plateau moves by {num(moved, '{:+.3f}')} from steps "
                 f"{b['plateau_steps']} to {r['plateau_steps']}, "
                 + ("less" if abs(moved) < b["gap_pred_G"] else "NOT less")
-                + f" than the gap reported ({fmt(b['gap_pred_G'])})"
+                + f" than the gap reported ({num(b['gap_pred_G'])})"
             )
         out.append(
             f"- {kind} {r['setting']} (beta {r['beta']:g}): plateau - p*_G "
-            f"{ci(r, 'signed_pred_G', '{:+.3f}')} vs {fmt(b['signed_pred_G'], '{:+.3f}')} at base "
-            f"(gap {fmt(r['gap_pred_G'])} vs {fmt(b['gap_pred_G'])}): {said}."
+            f"{ci(r, 'signed_pred_G', '{:+.3f}')} vs {num(b['signed_pred_G'], '{:+.3f}')} at base "
+            f"(gap {num(r['gap_pred_G'])} vs {num(b['gap_pred_G'])}): {said}."
         )
     return ["", "### One factor at a time", "", *out] if out else []
 
@@ -86,12 +86,12 @@ def tabular_lines(tabular: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
         if not b.empty:
             b = b.iloc[0]
             lm = (
-                f"the language model's {fmt(b['signed_pred_G'], '{:+.3f}')} "
-                f"[{fmt(b['signed_pred_G_lo'], '{:+.3f}')}, {fmt(b['signed_pred_G_hi'], '{:+.3f}')}]"
-                f" (logit sd {fmt(b['logit_sd'], '{:.2f}')} over its last three checkpoints): "
+                f"the language model's {num(b['signed_pred_G'], '{:+.3f}')} "
+                f"[{num(b['signed_pred_G_lo'], '{:+.3f}')}, {num(b['signed_pred_G_hi'], '{:+.3f}')}]"
+                f" (logit sd {num(b['logit_sd'], '{:.2f}')} over its last three checkpoints): "
                 + (
                     "the update and its sampling noise do not explain the model's gap; "
-                    f"{fmt(b['signed_pred_G'] - signed, '{:+.3f}')} is what a parametric policy "
+                    f"{num(b['signed_pred_G'] - signed, '{:+.3f}')} is what a parametric policy "
                     "over token sequences, shared across prompts, adds"
                     if b["signed_pred_G_hi"] < signed or b["signed_pred_G_lo"] > signed
                     else "the model's gap is within what the update leaves by itself"
@@ -101,7 +101,7 @@ def tabular_lines(tabular: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
             f"- {variant}, beta {beta:g}, G {int(t['G'].iloc[0])}: a free per-prompt policy "
             f"trained by the same sampled update ({len(t)} prompts at their measured p_ref, Adam "
             f"lr {t['lr'].iloc[0]:g}, {int(t['n_iter'].iloc[0])} batches) ends at plateau - p*_G "
-            f"{fmt(signed, '{:+.3f}')} (mean |gap| {fmt(gap)}, logit sd {fmt(sd, '{:.2f}')}), vs "
+            f"{num(signed, '{:+.3f}')} (mean |gap| {num(gap)}, logit sd {num(sd, '{:.2f}')}), vs "
             f"{lm}."
         )
     return ["", "### Tabular control: the same update on a free per-prompt policy", "", *out]

@@ -15,10 +15,10 @@ from grpo_repro import style
 from grpo_repro import variants as reg
 from grpo_repro.dynamics import prediction as pred
 
-#: a base run's colour, {variant}_{kl}: its variant's (grpo_repro.variants), the k3 runs' second one
+#: a base run's colour, {variant}_{kl}: its variant's (grpo_repro.style), the k3 runs' second one
 RUN_COLORS = {
-    **{f"{v.name}_k3_ratio": v.color for v in reg.VARIANTS if v.trained},
-    **{f"{v.name}_k3": v.color_k3 for v in reg.VARIANTS if v.trained and v.color_k3},
+    **{f"{v}_k3_ratio": style.variant_color(v) for v in reg.names(trained=True)},
+    **{f"{v}_k3": style.K3_COLORS[v] for v in reg.names(trained=True) if v in style.K3_COLORS},
 }
 #: colours of the other runs (group sizes, factors), in the order of their names
 OTHER_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#ff7f0e", "#aec7e8")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import base64
 
+from grpo_repro.cells import pct
 from grpo_repro.report import law
-from grpo_repro.report.markdown_cells import pct
 
 STAGES = (
     (

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from grpo_repro.cells import ci
 from grpo_repro.fixed_point.aggregate import AIM_ABS
 
 KEYS = (  # the summary row's columns the summary keeps (aggregate.summary_table's names)
@@ -62,10 +63,6 @@ def section(summary: pd.DataFrame | None, resolution: pd.DataFrame | None, fp: d
     return out
 
 
-def _ci(s: dict, key: str) -> str:
-    return f"{s[key]:.3f} [{s[key + '_lo']:.3f}, {s[key + '_hi']:.3f}]"
-
-
 def headline(s: dict) -> str:
     """One sentence: the plateau against p*_G and against the better baseline."""
     own = next((x for x in s["resolution"] if x["own"]), None)
@@ -78,8 +75,8 @@ def headline(s: dict) -> str:
     return (
         f"{s['run']} at beta {s['beta']:g}, G {s['G']}, {s['n_prompts']} training prompts "
         f"x {s['n_seeds']} seed(s), {s['settings']['steps']} steps: mean gap of the plateau to "
-        f"p*_G {_ci(s, 'gap_pred_G')} (to p* {_ci(s, 'gap_pred')}), against "
-        f'"stays at p_ref" {_ci(s, "gap_stays")} and "goes to 1" {_ci(s, "gap_to_one")}'
+        f"p*_G {ci(s, 'gap_pred_G')} (to p* {ci(s, 'gap_pred')}), against "
+        f'"stays at p_ref" {ci(s, "gap_stays")} and "goes to 1" {ci(s, "gap_to_one")}'
         f"{res}."
     )
 
@@ -91,7 +88,7 @@ def verdict(s: dict) -> str:
     word = "resolved against" if s["resolved"] else "NOT resolved against"
     return (
         f"p*_G is {word} the better baseline ({s['better_baseline']}). Aim (fixed before the "
-        f"run): the gap {_ci(s, 'gap_pred_G')} within {AIM_ABS}, and {s['ratio_G']:.2f} "
+        f"run): the gap {ci(s, 'gap_pred_G')} within {AIM_ABS}, and {s['ratio_G']:.2f} "
         f"[{s['ratio_G_lo']:.2f}, {s['ratio_G_hi']:.2f}] of the better baseline's under 1/3 "
         f"(noise floor {s['floor_G']:.3f}): {s['aim']}."
     )

@@ -1,14 +1,14 @@
 """results/summary.md: the summary dict (grpo_repro.report.summary.build) as Markdown; the section
 against the sharpening baseline is grpo_repro.report.markdown_sharpening's, the table cells
-grpo_repro.report.markdown_cells'."""
+grpo_repro.cells'."""
 
 from __future__ import annotations
 
 import json
 
+from grpo_repro.cells import num, pct, pct_ci
 from grpo_repro.report import law
 from grpo_repro.report.landing import best_rows, what_ran
-from grpo_repro.report.markdown_cells import _ci, _num, pct
 from grpo_repro.report.markdown_sharpening import sharpening_section
 
 
@@ -84,7 +84,7 @@ def _headline(s: dict) -> list[str]:
         if r["split"] == "test":
             L.append(
                 f"| this run: {r['variant']}, test (step {r['final_step']}) | {pct(r['mean_ref'])} | "
-                f"{pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} | "
+                f"{pct(r['mean_final'])} | {pct_ci(r['mean_diff'], r['low'], r['high'])} | "
                 f"{r.get('n_seeds_positive', 'n/a')} / {r.get('n_seeds', 'n/a')} |"
             )
     return L + ["", pc["statement"], ""]
@@ -125,7 +125,7 @@ def _by_seed(s: dict) -> list[str]:
     ]
     L += [
         f"| {r['variant']} | {r['seed']} | {r['split']} | {pct(r['mean_ref'])} | "
-        f"{pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} |"
+        f"{pct(r['mean_final'])} | {pct_ci(r['mean_diff'], r['low'], r['high'])} |"
         for r in s["paired_difference_by_seed"]
     ]
     return L + [""]
@@ -142,7 +142,7 @@ def _checkpoints(s: dict) -> list[str]:
     for r in s["mean_success"]:
         L.append(
             f"| {r['variant']} | {r['split']} | {r['step']} | {r['n_prompts']} | "
-            f"{_ci(r['mean'], r['low'], r['high'])} | {pct(r['mean_lenient'])} |"
+            f"{pct_ci(r['mean'], r['low'], r['high'])} | {pct(r['mean_lenient'])} |"
         )
     L += [
         "",
@@ -156,7 +156,7 @@ def _checkpoints(s: dict) -> list[str]:
         a = sh.get((r["variant"], r["split"]), {})
         L.append(
             f"| {r['variant']} | {r['split']} | {r['final_step']} | {pct(r['mean_ref'])} | "
-            f"{pct(r['mean_final'])} | {_ci(r['mean_diff'], r['low'], r['high'])} | "
+            f"{pct(r['mean_final'])} | {pct_ci(r['mean_diff'], r['low'], r['high'])} | "
             f"{pct(a.get('share_above'))} / {pct(a.get('share_on'))} / {pct(a.get('share_below'))} |"
         )
     return L
@@ -187,8 +187,8 @@ def _overlay(s: dict) -> list[str]:
         L.append(
             f"| {r['variant']} | {r['split']} | {pct(r['frac_amplified_measured'])} | "
             f"{pct(r['frac_amplified_predicted'])} | {r['n_ref_zero_stayed_zero']}/{r['n_ref_zero']} | "
-            f"{_num(r['spearman_limit'])} | {_num(r['spearman_iter'])} | {_num(r['spearman_p_ref'])} | "
-            f"{_num(r['mean_abs_gap_limit'])} / {_num(r['mean_abs_gap_limit_G'])} (G {r['G']}) | "
+            f"{num(r['spearman_limit'])} | {num(r['spearman_iter'])} | {num(r['spearman_p_ref'])} | "
+            f"{num(r['mean_abs_gap_limit'])} / {num(r['mean_abs_gap_limit_G'])} (G {r['G']}) | "
             f"{r['closer'] if isinstance(r.get('closer'), str) and r['closer'] else 'n/a'} |"
         )
     notes = sorted({r["note"] for r in s["theory_overlay"] if r.get("note")})
@@ -237,8 +237,8 @@ def _training(s: dict) -> list[str]:
     ]
     for v, r in s["train"].items():
         L.append(
-            f"| {v} | {r.get('step', 'n/a')} | {_num(r.get('reward'))} | {_num(r.get('kl'), '{:.4g}')} | "
-            f"{_num(r.get('loss'), '{:.4g}')} |"
+            f"| {v} | {r.get('step', 'n/a')} | {num(r.get('reward'))} | {num(r.get('kl'), '{:.4g}')} | "
+            f"{num(r.get('loss'), '{:.4g}')} |"
         )
     diff = {v: k for v, k in s["train_run_config_differs_from_workflow_config"].items() if k}
     return (

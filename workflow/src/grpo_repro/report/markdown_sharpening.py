@@ -4,7 +4,7 @@ against the sampling temperature per problem class."""
 
 from __future__ import annotations
 
-from grpo_repro.report.markdown_cells import _ci, _t, pct
+from grpo_repro.cells import pct, pct_ci, temperature
 
 
 def sharpening_section(s: dict) -> list[str]:
@@ -32,9 +32,9 @@ def sharpening_section(s: dict) -> list[str]:
         seeds = by_seed.get((r["variant"], r["klass"]), [])
         per = ", ".join(f"{100 * q['mean_diff']:+.1f}" for q in seeds)
         L.append(
-            f"| {r['klass']} ({r['n_prompts']} prompts) | {r['variant']} ({_t(r['t_variant'])}) | "
-            f"{_t(r['t_ref'])} | {pct(r['mean_variant'])} | {pct(r['mean_ref'])} | "
-            f"{_ci(r['mean_diff'], r['low'], r['high'])} | {r['n_seeds_above']} / {r['n_seeds']} "
+            f"| {r['klass']} ({r['n_prompts']} prompts) | {r['variant']} ({temperature(r['t_variant'])}) | "
+            f"{temperature(r['t_ref'])} | {pct(r['mean_variant'])} | {pct(r['mean_ref'])} | "
+            f"{pct_ci(r['mean_diff'], r['low'], r['high'])} | {r['n_seeds_above']} / {r['n_seeds']} "
             f"({per}) |"
         )
     L += [""] + [f"- {v}" for v in s["sharpening_verdict"].values()] + [""]
@@ -46,7 +46,7 @@ def sharpening_section(s: dict) -> list[str]:
         L += [
             "### Success against the sampling temperature (pooled over GRPO seeds)",
             "",
-            "| split | class | policy | " + " | ".join(_t(t) for t in temps) + " |",
+            "| split | class | policy | " + " | ".join(temperature(t) for t in temps) + " |",
             "|---|---|---|" + "---|" * len(temps),
         ]
         rows = {}
