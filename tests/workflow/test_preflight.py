@@ -48,26 +48,43 @@ def test_cluster_executor_defers_the_device_to_the_jobs(tmp_path, hub_cache):
     for cmd in ("sbatch", "sacct", "squeue", "sinfo", "scontrol", "sacctmgr", "scancel", "srun"):
         (fake / cmd).write_text(f'#!/bin/sh\necho "fake slurm: {cmd} refused" >&2\nexit 1\n')
         (fake / cmd).chmod(0o755)
-    rc, out = run(
-        work,
-        hub_cache,
-        "--executor",
-        "slurm",
-        "-j1",
-        "--slurm-init-seconds-before-status-checks",
-        "1",
-        "--seconds-between-status-checks",
-        "1",
-        *rehearsal.CONFIG_ARGS,
-        "bf16.yaml",
-        path_prefix=fake,
-        timeout=120,
-    )
-    # the fake cluster refuses every job (the SLURM plugin 2.6.1 then waits for the refused job's
-    # status, which the fake refuses too: the run is cut) ...
+    env = rehearsal.env(hub_cache, CUDA_VISIBLE_DEVICES="")
+    env["PATH"] = f"{fake}{os.pathsep}{env['PATH']}"
+    args = ["--executor", "slurm", "-j1", *rehearsal.CONFIG_ARGS, "bf16.yaml"]
+    # the fake cluster refuses every command (the SLURM plugin 2.6.1 then waits, for as long as
+    # one lets it): the run is stopped once the first refusal is printed, after the start ...
+    rc, out = _until(work, env, [TARGET, *args], "fake slurm")
     assert rc != 0
     assert "this run cannot start" not in out, out  # ... but the login node's start passed
     assert "Execute 1 jobs" in out and "fake slurm" in out, out
+
+
+def _until(work, env, args, said, timeout=300):
+    """(exit status, output) of `python -m snakemake *args`, stopped (SIGKILL to its process
+    group) as soon as its output holds `said`, or at `timeout`."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    log = work / "until.log"
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "snakemake", *args],
+            cwd=work,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        end = time.time() + timeout
+        while proc.poll() is None and time.time() < end and said not in log.read_text():
+            time.sleep(0.5)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        rc = proc.wait()
+    return rc, log.read_text()
 
 
 def test_dry_run_needs_no_hub_but_a_run_checks_it_at_start(tmp_path):
