@@ -118,11 +118,10 @@ def yaml_ambiguities(path: str | Path) -> list[str]:
                     "write the number without underscores or colons"
                 )
             elif tag == "str" and FLOAT_12.match(text):
+                hint = f"{float(text):.1e}".replace("e-0", "e-").replace("e+0", "e+")
                 found.append(
                     f"{where(node)}: {text!r} is a string in YAML 1.1 and a number in YAML 1.2: "
-                    f"write it with a dot and a signed exponent ({float(text):.1e}) or quote it".replace(
-                        "e-0", "e-"
-                    ).replace("e+0", "e+")
+                    f"write it with a dot and a signed exponent ({hint}) or quote it"
                 )
 
     walk(root)

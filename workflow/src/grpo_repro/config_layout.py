@@ -143,8 +143,7 @@ def organism_errors(config: dict) -> list[tuple]:
     knobs = ("min_steps", "max_steps", "max_operand", "max_value")
     spec = TaskSpec(*(org[k] for k in knobs))
     space = problem_space(spec, org.get("dedup", "question"))
-    sizes = [data.get(k[1]) if k[0] == "data" else org.get(k[1]) for k in ORGANISM_SIZES]
-    asked = sum(int(n or 0) for n in sizes)
+    asked = sum(int(config.get(sec, {}).get(key) or 0) for sec, key in ORGANISM_SIZES)
     if asked > SPACE_SHARE * space:
         found.append(
             (

@@ -69,17 +69,12 @@ def train_last(log_csv: str | Path) -> dict:
 UPSTREAM_STAGES = ("theory", "data", "train", "evaluate")
 
 
-def benchmarks(
-    bench_dir: str | Path, stages: tuple[str, ...] | None = None, since: float | None = None
-) -> list[dict]:
+def benchmarks(bench_dir: str | Path, stages: tuple[str, ...] | None = None) -> list[dict]:
     """Wall time (s) and peak memory of every Snakemake benchmark file results/benchmarks/*.tsv
-    (of the given stages, results/benchmarks/<stage>/..., when `stages` is set; written at or after
-    the time `since`, when set: the jobs of one invocation), sorted by path."""
+    (of the given stages, results/benchmarks/<stage>/..., when `stages` is set), sorted by path."""
     rows = []
     found = glob.glob(os.path.join(str(bench_dir), "**", "*.tsv"), recursive=True)
     for path in sorted(found):
-        if since is not None and os.path.getmtime(path) < since:
-            continue
         if (
             stages is not None
             and os.path.relpath(path, str(bench_dir)).split(os.sep)[0] not in stages
@@ -107,13 +102,15 @@ def stage_times(bench_dir: str | Path, since: float | None = None) -> str:
     """Wall time per stage (sum over its jobs' benchmark files) and the largest peak memory of any
     of its jobs, printed when a run succeeds: the jobs of this invocation only (`since`: when it
     started; a job that ran before an interruption and was not redone is not this run's time)."""
+    every = benchmarks(bench_dir)
     rows = [
         (b["file"].split("/")[0], os.path.basename(b["file"])[:-4], b["seconds"], b["max_rss_mb"])
-        for b in benchmarks(bench_dir, since=since)
+        for b in every
+        if since is None or os.path.getmtime(os.path.join(str(bench_dir), b["file"])) >= since
     ]
     if not rows:
         return ""
-    earlier = len(benchmarks(bench_dir)) - len(rows)
+    earlier = len(every) - len(rows)
     lines = [
         "",
         "Wall time per stage of this run's jobs (s; jobs of a stage may run side by side), peak "
