@@ -73,3 +73,10 @@ def report_workflow(tmp_path_factory):
     ran = _snakemake(tmp, "report_all", "-c2", "--rerun-triggers", "mtime")
     assert "Finished" in ran or "steps (100%) done" in ran
     return tmp
+
+
+@pytest.fixture(scope="session")
+def figures_run(report_workflow):
+    """The same copy with its figures stage run for real (the small grids of config/test.yaml)."""
+    _snakemake(report_workflow, "figures_all", "-c2", timeout=900)
+    return report_workflow

@@ -9,6 +9,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.workflow.conftest import REPORT_RULES, _jobs, _snakemake
 
 
@@ -69,6 +71,19 @@ def test_restyle_reruns_every_plot_and_no_compute(report_workflow):
         assert _pending(report_workflow) == {"report_plot_training"}
     with _edited(report_workflow / "workflow/src/grpo_repro/report/plot_temperature.py"):
         assert _pending(report_workflow) == TEMPERATURE_PLOTS | LANDING
+
+
+@pytest.mark.slow  # runs the figures stage for real (about 40 s; the report's click-through shares it)
+def test_restyle_reruns_the_figures_plot_rules_only(figures_run):
+    """The figures stage run for real, then the shared style edited: only its plot rules rerun."""
+
+    def pending() -> set:
+        return _jobs(_snakemake(figures_run, "figures_all", "-n")) - {"figures_all"}
+
+    assert pending() == set()
+    with _edited(figures_run / "workflow/src/grpo_repro/style.py"):
+        jobs = pending()
+    assert jobs and all(j.startswith("figures_plot_") for j in jobs), jobs
 
 
 def test_compute_edit_never_reruns_training(report_workflow):

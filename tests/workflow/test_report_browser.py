@@ -1,5 +1,6 @@
-"""The HTML report as a reader sees it: built from a run of the report and figures stages (upstream
-outputs fabricated, tests/workflow/conftest.py), opened in headless Chromium (Debian's chromium
+"""The HTML report as a reader sees it: built from a run of the report stage, and for the click
+through every category (-m slow) of the figures stage too (upstream outputs fabricated,
+tests/workflow/conftest.py), opened in headless Chromium (Debian's chromium
 and chromium-driver, installed by .ci/install_chromium.sh) and clicked through. Every category of
 the stages it covers is listed in the stages' order, every figure and table is reachable under its
 category, the training curves image is drawn, and the landing page leads with the
@@ -23,6 +24,7 @@ from grpo_repro.report.registry import CATEGORIES, PLOTS
 from tests.workflow.conftest import _snakemake
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+FULL = "results/report_full.html"  # the report with the figures stage (full_report)
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +48,16 @@ def browser():
 
 @pytest.fixture(scope="module")
 def report(report_workflow):
-    """The report of the report and figures stages (small figure grids)."""
-    tmp = report_workflow
-    _snakemake(tmp, "figures_all", "-c2", timeout=900)
-    _snakemake(tmp, "report_all", "figures_all", "--report", "results/report.html", timeout=900)
-    return tmp
+    """The report of the report stage (results/report.html): the landing page and its pages."""
+    _snakemake(report_workflow, "report_all", "--report", "results/report.html", timeout=900)
+    return report_workflow
+
+
+@pytest.fixture(scope="module")
+def full_report(figures_run):
+    """The report of the report and figures stages (small figure grids), results/report_full.html."""
+    _snakemake(figures_run, "report_all", "figures_all", "--report", FULL, timeout=900)
+    return figures_run
 
 
 def _click(driver, text: str, optional: bool = False) -> bool:
@@ -80,10 +87,11 @@ def _body(driver) -> str:
 
 
 @pytest.mark.slow  # clicks through every category and figure (about 40 s); the landing page is the default tier's
-def test_every_category_and_figure_is_rendered(report, browser):
+def test_every_category_and_figure_is_rendered(full_report, browser):
     from selenium.webdriver.common.by import By
 
-    browser.get(f"file://{report / 'results/report.html'}")
+    report = full_report
+    browser.get(f"file://{report / FULL}")
     time.sleep(2)
     home = _body(browser)
     stages = ["theory", "figures", "train", "evaluate", "report"]
@@ -111,7 +119,7 @@ def test_every_category_and_figure_is_rendered(report, browser):
     for category, items in expected.items():
         subs = sorted({s for s, _ in items})
         for sub in subs:
-            browser.get(f"file://{report / 'results/report.html'}")
+            browser.get(f"file://{report / FULL}")
             time.sleep(1)
             _click(browser, category)
             _click(browser, sub, optional=len(subs) == 1)  # a lone subcategory opens directly
@@ -191,10 +199,11 @@ def test_landing_page_shows_the_fixed_point_law_within_two_screens(report, brows
     browser.save_screenshot(str(report / "results/report_landing_law.png"))
 
 
-@pytest.mark.slow  # builds a second report (about 60 s)
-def test_a_figure_without_a_caption_file_shows_its_doc_line(report):
+@pytest.mark.slow  # builds another report (about 60 s)
+def test_a_figure_without_a_caption_file_shows_its_doc_line(full_report):
     """A figure is its registry entry and its two functions: with no caption file (caption None)
     the report shows the entry's `doc` line (grpo_repro.figures.registry.caption_text)."""
+    report = full_report
     registry = report / "workflow/src/grpo_repro/figures/registry.py"
     text, st = registry.read_text(), registry.stat()
     fig4 = family("fig4")

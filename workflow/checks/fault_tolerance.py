@@ -11,9 +11,10 @@ two fresh copies of the workflow:
          rerun-incomplete), both with its `-d`.
 Then it checks that every file of run B is described by its stage's PROVENANCE.json, with the
 rule that made it (also the files whose jobs ran in a killed invocation), and compares, byte for
-byte, every evaluation table (results/evaluate/**/*.csv) and every figure
-data file (results/figures/*.csv) of A and B, and prints what it compared and how much work the
-reruns redid. Exit status 0 iff everything matched.
+byte, every evaluation table (results/evaluate/**/*.csv), every figure data file
+(results/figures/*.csv) and every table of the compact fixed-point study (its evaluations, KL and
+data; not its training log, which holds timings) of A and B, and prints what it compared and how
+much work the reruns redid. Exit status 0 iff everything matched.
 
 Usage: python workflow/checks/fault_tolerance.py [--scale small|full] [--keep DIR]
 """
@@ -39,9 +40,19 @@ ROOT = Path(__file__).resolve().parents[2]
 SMALL = {  # the default configuration, shrunk: same code paths, fewer steps, prompts and seeds
     "organism": {"sft_steps": 120, "n_sft": 2000},
     "data": {"n_train": 64, "n_val": 16, "n_test": 24, "train_pool": 16},
-    "train": {"max_steps": 12, "save_steps": 4, "seeds": [0, 1]},
+    "train": {"max_steps": 12, "save_steps": 4, "seeds": [0]},
     "eval": {"samples": 16},
-    "fixed_point": {"n_prompts": 8},  # <= data.train_pool (not run: not in the default target)
+    "fixed_point": {  # the compact study (in the default target): 8 prompts, 2 checkpoints
+        "n_prompts": 8,  # <= data.train_pool
+        "ref_samples": 64,
+        "kl_samples": 8,
+        "compact": {
+            "max_steps": 16,
+            "save_steps": 8,
+            "samples": 32,
+            "resample": {"samples": [8, 16], "prompts": [4]},
+        },
+    },
 }
 
 
@@ -127,7 +138,13 @@ def compare(a: Path, b: Path) -> tuple[list[str], list[str]]:
     rels = sorted(
         {
             str(Path(p).relative_to(a))
-            for pat in ("results/evaluate/**/*.csv", "results/figures/*.csv")
+            for pat in (
+                "results/evaluate/**/*.csv",
+                "results/figures/*.csv",
+                "results/fixed_point/evaluate/**/*.csv",
+                "results/fixed_point/kl/*/*/*.csv",
+                "results/fixed_point/compact/data/*.csv",
+            )
             for p in glob.glob(str(a / pat), recursive=True)
         }
     )
@@ -228,7 +245,7 @@ def main() -> int:
         return 1
     same, diff = compare(runs["A"][3], runs["B"][3])
     print(
-        f"compared {len(same) + len(diff)} files byte for byte (evaluation tables and figure data): "
+        f"compared {len(same) + len(diff)} files byte for byte (evaluation tables, figure data, fixed-point tables): "
         f"{len(same)} identical, {len(diff)} different"
     )
     for r in diff:

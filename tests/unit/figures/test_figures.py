@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from grpo_repro import config as cfgmod
 from grpo_repro import variants as reg
@@ -16,7 +15,7 @@ from grpo_repro.figures import compute as fd
 from grpo_repro.figures import compute_maps as fm
 from grpo_repro.figures import registry
 from grpo_repro.figures.registry import fig2_stem, fig5_stem, tag
-from tests.helpers import ROOT, copy_workflow, job_counts, snakemake
+from tests.helpers import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -171,27 +170,6 @@ def test_plots_read_csvs_and_write_png_and_pdf(tmp_path, fig_cfg):
         assert style.variant_color(v).startswith("#")
     colors = [style.variant_color(v) for v in (*reg.names(), "ref")]
     assert len(set(colors)) == len(colors)
-
-
-@pytest.mark.slow
-def test_restyle_reruns_plot_rules_only(tmp_path):
-    """Run the figures stage in a copy of the workflow, edit the shared style: only plot rules rerun."""
-    copy_workflow(tmp_path)
-    small = {
-        "map_beta": {"lo": 0.5, "hi": 5.0, "n": 4},
-        "map_p_ref": {"lo": 0.001, "hi": 0.5, "n": 4},
-        "bif_beta": {"lo": 1.0, "hi": 6.0, "n": 20},
-    }
-    conf = yaml.safe_load((tmp_path / "config" / "config.yaml").read_text())
-    conf["figures"].update(small)
-    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(conf))
-    res = snakemake(["-c2", "figures_all"], tmp_path)
-    assert res.returncode == 0, res.stderr[-3000:]
-    style = tmp_path / "workflow/src/grpo_repro/style.py"
-    style.write_text(style.read_text() + "\n# restyled\n")
-    res = snakemake(["-n", "figures_all"], tmp_path)
-    jobs = set(job_counts(res.stdout)) - {"total", "figures_all"}
-    assert jobs and all(j.startswith("figures_plot_") for j in jobs), jobs
 
 
 def test_finite_group_maps(fig_cfg, tmp_path):

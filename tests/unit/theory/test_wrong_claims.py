@@ -53,6 +53,30 @@ def test_is_zero_does_not_accept_non_identities():
     )
 
 
+def test_the_probe_calls_no_identity_nonzero_and_fails_a_wrong_claim_fast():
+    """core.nonzero_somewhere: False on identities (also ones that hold only for positive, or for
+    integer, values of their symbols) and where it cannot decide; True on a non-identity, which
+    is_zero then refuses without its rewrites."""
+    x, y = sp.symbols("x y", positive=True)
+    n = sp.Symbol("n", integer=True)
+    t = sp.Symbol("t", real=True)
+    f = sp.Function("f")
+    for identity in (
+        sp.log(2 * x) - sp.log(2) - sp.log(x),
+        sp.sqrt(x**2) - x,
+        sp.exp(t) / (sp.exp(t) + 1) - 1 / (1 + sp.exp(-t)),
+        (-1) ** (2 * n) - 1,
+        (x + y) ** 2 - x**2 - 2 * x * y - y**2,
+    ):
+        assert not core.nonzero_somewhere(identity), identity
+        assert core.is_zero(identity), identity
+    assert not core.nonzero_somewhere(f(x) - x)  # undecidable at a point: left to the rewrites
+    assert not core.nonzero_somewhere(sp.sqrt(t - 1))  # complex at the probe points: unsure
+    wrong = sp.log(x + 1) - sp.log(x) + (x + y) ** 12 - (x + y) ** 11
+    assert core.nonzero_somewhere(wrong)
+    assert not core.is_zero(wrong)
+
+
 def test_numeric_outcome_respects_tolerance():
     assert core.numeric_outcome(np.array([1e-12, 5e-10]), 1e-9, "e", 2).passed
     assert not core.numeric_outcome(np.array([1e-12, 2e-9]), 1e-9, "e", 2).passed

@@ -4,6 +4,9 @@ raises, fail early with the log's tail) against a stand-in server (tests/helpers
 vllm_server_standin.py) started through the same context manager."""
 
 import json
+import os
+import signal
+import subprocess
 import sys
 import time
 import urllib.request
@@ -12,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from grpo_repro.train import vllm_server
+from grpo_repro.train.server_guard import GRACE_S
 from grpo_repro.train.vllm_server import ServerError, serve, server_command
 
 STANDIN = Path(__file__).resolve().parents[2] / "helpers" / "vllm_server_standin.py"
@@ -41,8 +45,9 @@ def gone(pid: int, within_s: float = 10.0) -> bool:
     return True
 
 
-def pids(log: Path) -> list[int]:
-    return [int(x.split("=")[1]) for x in log.read_text().split() if x.startswith("pid=")]
+def pids(log: Path, key: str = "pid") -> list[int]:
+    """The stand-in's child processes (or with key "server_pid", the stand-in itself)."""
+    return [int(x.split("=")[1]) for x in log.read_text().split() if x.startswith(f"{key}=")]
 
 
 def test_command_is_trls_vllm_serve():
@@ -71,6 +76,61 @@ def test_waits_for_health_logs_and_stops(tmp_path):
     assert gone(child)  # the server's whole process group is gone after the block
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{url}/health", timeout=2)
+
+
+def test_a_stop_ends_the_group_at_once(tmp_path):
+    """A server that exits on SIGTERM is not waited for: serve()'s stop returns in well under the
+    guard's grace period, its workers gone."""
+    log = tmp_path / "vllm_server.log"
+    server = serve("ref", "0", log, "float32", command=standin("--child"), poll_s=0.1)
+    with server:
+        procs = pids(log) + pids(log, "server_pid")
+        t0 = time.monotonic()
+    assert time.monotonic() - t0 < GRACE_S / 4
+    assert len(procs) == 2 and all(gone(p) for p in procs)
+
+
+@pytest.mark.slow  # waits out the guard's grace period (10 s)
+def test_a_server_that_ignores_sigterm_is_killed_after_the_grace(tmp_path):
+    log = tmp_path / "vllm_server.log"
+    server = serve("ref", "0", log, "float32", command=standin("--ignore-term"), poll_s=0.1)
+    with server:
+        (pid,) = pids(log, "server_pid")
+        t0 = time.monotonic()
+    assert GRACE_S - 1 <= time.monotonic() - t0 < GRACE_S + 10
+    assert gone(pid)
+
+
+def test_a_job_killed_by_sigkill_takes_its_server_with_it(tmp_path):
+    """The training job dies by SIGKILL (no finally clause runs): the guard ends the server and
+    its workers (PR_SET_PDEATHSIG)."""
+    log = tmp_path / "vllm_server.log"
+    job = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from grpo_repro.train.vllm_server import serve\n"
+            f"cmd = lambda port: [{sys.executable!r}, {str(STANDIN)!r}, '--port', str(port), "
+            "'--child']\n"
+            f"with serve('ref', '0', {str(log)!r}, 'float32', command=cmd, poll_s=0.1):\n"
+            "    print('up', flush=True)\n"
+            "    time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(vllm_server.__file__).parents[2])},
+    )
+    try:
+        lines = iter(job.stdout.readline, "")
+        assert "up" in (line.strip() for line in lines)  # after serve()'s own lines
+        procs = pids(log) + pids(log, "server_pid")
+        assert len(procs) == 2 and all(alive(p) for p in procs)
+        job.send_signal(signal.SIGKILL)
+        job.wait()
+        assert all(gone(p) for p in procs)
+    finally:
+        job.kill()
 
 
 def test_stopped_when_the_body_raises(tmp_path):

@@ -156,12 +156,14 @@ def run_checks(
 
 
 def is_zero(expr) -> bool:
-    """True if `expr` is identically 0, by cheap targeted rewrites (no blind simplify on big trees)."""
+    """True if `expr` is identically 0, by cheap targeted rewrites (no blind simplify on big trees);
+    False at once where a point shows it is not (`nonzero_somewhere`: a wrong claim fails fast)."""
     expr = sp.sympify(expr)
-    if expr == 0:
+    if expr == 0 or sp.expand(expr) == 0:
         return True
+    if nonzero_somewhere(expr):
+        return False
     for step in (
-        sp.expand,
         lambda e: sp.expand(e, power_exp=True, power_base=True, log=True, force=True),
         lambda e: sp.cancel(sp.together(e)),
         lambda e: sp.cancel(sp.expand(e, power_exp=True, power_base=True, log=True, force=True)),
@@ -173,6 +175,37 @@ def is_zero(expr) -> bool:
     if sp.count_ops(expr) < 150:
         return sp.simplify(expr) == 0
     return False
+
+
+#: the probe points of nonzero_somewhere: every symbol in (0.1, 0.45), where probabilities, their
+#: complements, betas, logits and 1 - 2p are all positive (no branch cut of log or sqrt is crossed)
+PROBE_POINTS = (0.13, 0.29, 0.41, 0.17, 0.37, 0.23, 0.31, 0.11, 0.43, 0.19)
+
+
+def nonzero_somewhere(expr) -> bool:
+    """True if `expr` is real and clearly non-zero (|value| > 1e-8 at 20 digits) at each of three
+    points in the region above (integer symbols 2-4), so it is not identically 0. Never True for an
+    identity; False when unsure (other assumptions, functions, a complex or non-finite value)."""
+    syms = sorted(expr.free_symbols, key=sp.default_sort_key)
+    if any(s.is_integer is None and s.is_real is False for s in syms):
+        return False
+    for shift in range(3):
+        point = {}
+        for i, s in enumerate(syms):
+            v = PROBE_POINTS[(i + 3 * shift) % len(PROBE_POINTS)]
+            if s.is_integer:
+                point[s] = sp.Integer(2 + (i + shift) % 3)
+            elif s.is_negative or s.is_nonpositive:
+                point[s] = sp.Float(-v)
+            else:
+                point[s] = sp.Float(v)
+        try:
+            value = complex(expr.evalf(20, subs=point))
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            return False
+        if not (np.isfinite(value.real) and abs(value.imag) < 1e-12 and abs(value.real) > 1e-8):
+            return False
+    return True
 
 
 def log_linear_zero(expr) -> bool:

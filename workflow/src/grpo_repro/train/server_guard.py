@@ -29,15 +29,23 @@ def main(argv: list[str]) -> int:
         return 1
     server = subprocess.Popen(command)
 
-    def end(signum, frame):
-        with contextlib.suppress(ProcessLookupError):
-            server.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            server.wait(timeout=GRACE_S)
+    def kill_group(*_):
         os.killpg(0, signal.SIGKILL)  # the group: the server's engine processes and this guard
 
+    def end(signum, frame):
+        # the handler only asks: the wait below (which holds the child's wait lock, so a second
+        # wait here could not reap it) returns when the server exits; an alarm ends a server
+        # that outlives GRACE_S
+        with contextlib.suppress(ProcessLookupError):
+            server.terminate()
+        signal.signal(signal.SIGALRM, kill_group)
+        signal.alarm(int(GRACE_S))
+
     signal.signal(signal.SIGTERM, end)
-    return server.wait()
+    code = server.wait()
+    if signal.getsignal(signal.SIGALRM) is kill_group:  # stopped: end what the server left
+        kill_group()
+    return code
 
 
 if __name__ == "__main__":
