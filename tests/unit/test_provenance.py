@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 
+import pytest
 import yaml
 
 from grpo_repro import io
@@ -91,6 +92,7 @@ def _run(work, *args, config=None):
     return snakemake(["-c1", *args, *extra], work, env, timeout=600)
 
 
+@pytest.mark.slow  # two runs and two dry runs of the workflow (about 45 s)
 def test_records_name_the_job_and_stay_with_the_files_it_made(tmp_path):
     """One run of the theory stage and Figure 1's data, then Figure 1 forced with a theory setting
     it does not read: the theory stage's record stays byte for byte (no job of that run touched

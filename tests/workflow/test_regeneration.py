@@ -124,6 +124,7 @@ def _what_ran(landing: Path) -> str:
     return next(x for x in landing.read_text().splitlines() if x.startswith("**What ran"))
 
 
+@pytest.mark.slow  # a second report in its own run directory (about 25 s)
 def test_each_run_directorys_report_is_its_own(report_workflow):
     """Two run directories (`-d`) beside the checkout's own results/: each report's landing page
     is its run's, its headline the one its own summary.json gives (the landing page was resolved

@@ -4,7 +4,7 @@
    Snakefile produce; the default tier takes Figure 1's compute and plot rules, `-m slow` all of them)
    run through `snakemake --executor slurm --workflow-profile workflow/profiles/slurm`: every job
    is an sbatch job with its SLURM log, and the outputs equal those of a local run (timings aside).
-2. A tiny Snakefile with the profile's GPU rule names (each declaring a `gpu` resource, as the
+2. (-m slow) A tiny Snakefile with the profile's GPU rule names (each declaring a `gpu` resource, as the
    real rules do) checks what SLURM granted: the GPU rules' GPUs (the profile's, else the rule's),
    CPUs, memory, time limit, partition and one node as the profile states them, a failing job
    reported with its SLURM log path, and a retry asking for more memory (mem_mb grows with attempt).
@@ -177,6 +177,7 @@ for _name in ("train_reference", "train_grpo", "evaluate_reference", "evaluate_r
 """
 
 
+@pytest.mark.slow  # a failing job, a retry and every GPU rule through SLURM (about 55 s)
 def test_gpu_resources_failure_report_and_retry_memory(slurm_cluster, tmp_path):
     (tmp_path / "Snakefile").write_text(f"TINY_GPUS = {TINY_GPUS!r}\n" + TINY_SNAKEFILE)
     run = snakemake(
