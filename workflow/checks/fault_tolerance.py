@@ -37,11 +37,30 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-SMALL = {  # the default configuration, shrunk: same code paths, fewer steps, prompts and seeds
-    "organism": {"sft_steps": 120, "n_sft": 2000},
+SMALL = {  # the default configuration, shrunk: same code paths, fewer steps, prompts, seeds, points
+    "organism": {"sft_steps": 60, "n_sft": 1000},
+    "figures": {  # the grids of the figures' maps and the oracle's sweeps
+        "map_beta": {"lo": 0.5, "hi": 5.0, "n": 4},
+        "map_p_ref": {"lo": 0.001, "hi": 0.5, "n": 4},
+        "bif_beta": {"lo": 1.0, "hi": 6.0, "n": 20},
+        "p_star_g_p_ref": {"lo": 0.05, "hi": 0.8, "n": 5},
+        "oracle": {
+            "n_prompts": 4,
+            "n_iter": 4,
+            "n_iter_optimiser": 2,
+            "sgd": {
+                "seeds": [0],
+                "sweep_group_size": [4],
+                "sweep_mu": [1],
+                "sweep_clip_eps": [],
+                "sweep_kl": [],
+            },
+        },
+    },
+    "report": {"n_bootstrap": 100},
     "data": {"n_train": 64, "n_val": 16, "n_test": 24, "train_pool": 16},
     "train": {"max_steps": 12, "save_steps": 4, "seeds": [0]},
-    "eval": {"samples": 16},
+    "eval": {"samples": 8, "val_samples": 4},
     "fixed_point": {  # the compact study (in the default target): 8 prompts, 2 checkpoints
         "n_prompts": 8,  # <= data.train_pool
         "ref_samples": 64,
