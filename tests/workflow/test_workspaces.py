@@ -6,6 +6,8 @@ after the other keep both trees."""
 import hashlib
 import json
 
+import pytest
+
 from tests.helpers import copy_workflow, rehearsal, snakemake
 
 DEFAULT_FAST = ["results/figures/fig1_weights.csv", "results/figures/fig1_weights.png"]
@@ -19,6 +21,7 @@ def _digest(root):
     }
 
 
+@pytest.mark.slow  # two workflow runs in two directories (about 25 s)
 def test_two_configurations_in_two_directories_keep_both_trees(tmp_path, hub_cache):
     wf = copy_workflow(tmp_path / "wf")
     default, other = tmp_path / "runs" / "default", tmp_path / "runs" / "rehearsal"

@@ -137,6 +137,7 @@ def test_a_guarded_script_runs_once_under_spawn(job, default_config, tmp_path):
     assert runs == 1 and (tmp_path / "step_0.csv").exists()
 
 
+@pytest.mark.slow  # a spawned engine child that reruns the whole job (about 16 s)
 def test_an_unguarded_script_runs_again_in_the_engine_child(job, default_config, tmp_path):
     """What the guard prevents: the spawned child re-imports the script and runs its body again
     (and its own engine start fails there, so the job fails)."""
