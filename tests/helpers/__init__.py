@@ -1,6 +1,8 @@
 """Helpers shared by the tests: the repository root, a copy of the workflow, tiny models,
 fabricated results, a throw-away SLURM cluster."""
 
+import copy
+import importlib.util
 import os
 import re
 import shutil
@@ -37,6 +39,16 @@ def copy_workflow(dest: Path) -> Path:
     for sub in ("config", "workflow", "envs", "profiles"):
         shutil.copytree(ROOT / sub, dest / sub, ignore=ignore)
     return dest
+
+
+def small_figures() -> dict:
+    """The figures section's small grids of the fault-tolerance check's shrunk configuration
+    (workflow/checks/fault_tolerance.SMALL): every figure rule, fewer points."""
+    path = ROOT / "workflow" / "checks" / "fault_tolerance.py"
+    spec = importlib.util.spec_from_file_location("fault_tolerance", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return copy.deepcopy(module.SMALL["figures"])
 
 
 def snakemake(

@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from tests.helpers import ROOT, copy_workflow, job_counts, snakemake
+from grpo_repro.config import merge
+from tests.helpers import ROOT, copy_workflow, job_counts, small_figures, snakemake
 from tests.helpers.report_fixtures import make_results
 
 # the rules run for real on the fabricated tables: the report's and the compact fixed-point study's
@@ -40,15 +41,8 @@ def report_workflow(tmp_path_factory):
     cfg["variants"] = ["grpo", "dr_grpo"]
     cfg["train"].update(max_steps=4, save_steps=2)
     cfg["report"].update(n_bootstrap=100, n_trajectory_prompts=3)
-    cfg["figures"].update(  # small grids: the browser test draws the figures stage too
-        map_beta={"lo": 0.5, "hi": 5.0, "n": 4},
-        map_p_ref={"lo": 0.001, "hi": 0.5, "n": 4},
-        bif_beta={"lo": 1.0, "hi": 6.0, "n": 20},
-    )
-    cfg["figures"]["oracle"].update(n_prompts=4, n_iter=4, n_iter_optimiser=2)
-    cfg["figures"]["oracle"]["sgd"].update(
-        seeds=[0], sweep_group_size=[4], sweep_mu=[1], sweep_clip_eps=[], sweep_kl=[]
-    )
+    # small grids: the browser test draws the figures stage too
+    cfg["figures"] = merge(cfg["figures"], small_figures())
     (tmp / "config/test.yaml").write_text(yaml.safe_dump(cfg))
     make_results(tmp, cfg, checkpoint_steps(cfg["train"], 64), n_prompts={"test": 12, "train": 8})
 

@@ -22,8 +22,9 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.helpers import copy_workflow, snakemake
+from tests.helpers import copy_workflow, small_figures, snakemake
 from tests.helpers.slurm_cluster import SlurmCluster, missing_binaries
 from tests.helpers.slurm_workflow import (
     CLUSTER_FLAGS,
@@ -92,8 +93,14 @@ def test_fast_stages_through_sbatch_match_local_run(slurm_cluster, tmp_path, sub
     if subset == "sample":
         targets = [t for t in targets if t.startswith(SAMPLE_FIGURE)]
         assert len(targets) == 3, targets  # fig1 .csv/.png/.pdf
+    # the figures' small grids (the same rules and files, fewer points), in both copies
+    for wd in (local_dir, slurm_dir):
+        (wd / "config" / "small.yaml").write_text(yaml.safe_dump({"figures": small_figures()}))
+    small = ["--configfile", "config/config.yaml", "config/small.yaml"]  # after the targets
 
-    local = snakemake(["--workflow-profile", "workflow/profiles/local", *targets], cwd=local_dir)
+    local = snakemake(
+        ["--workflow-profile", "workflow/profiles/local", *targets, *small], cwd=local_dir
+    )
     assert local.returncode == 0, local.log
     local_rules = sorted(
         r.removeprefix("local:") for r in jobs_by_rule(local.log).values()
@@ -109,6 +116,7 @@ def test_fast_stages_through_sbatch_match_local_run(slurm_cluster, tmp_path, sub
             "workflow/profiles/slurm",
             *CLUSTER_FLAGS,
             *targets,
+            *small,  # last: --configfile takes every argument after it
         ],
         cwd=slurm_dir,
         env=slurm_cluster.env,
