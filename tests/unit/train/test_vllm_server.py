@@ -109,7 +109,7 @@ def test_a_job_killed_by_sigkill_takes_its_server_with_it(tmp_path):
         [
             sys.executable,
             "-c",
-            "import sys, time\n"
+            "import time\n"
             "from grpo_repro.train.vllm_server import serve\n"
             f"cmd = lambda port: [{sys.executable!r}, {str(STANDIN)!r}, '--port', str(port), "
             "'--child']\n"

@@ -185,9 +185,9 @@ PROBE_POINTS = (0.13, 0.29, 0.41, 0.17, 0.37, 0.23, 0.31, 0.11, 0.43, 0.19)
 def nonzero_somewhere(expr) -> bool:
     """True if `expr` is real and clearly non-zero (|value| > 1e-8 at 20 digits) at each of three
     points in the region above (integer symbols 2-4), so it is not identically 0. Never True for an
-    identity; False when unsure (other assumptions, functions, a complex or non-finite value)."""
+    identity; False when unsure (a non-real symbol, a function, a complex or non-finite value)."""
     syms = sorted(expr.free_symbols, key=sp.default_sort_key)
-    if any(s.is_integer is None and s.is_real is False for s in syms):
+    if any(s.is_real is False for s in syms):
         return False
     for shift in range(3):
         point = {}
@@ -195,7 +195,7 @@ def nonzero_somewhere(expr) -> bool:
             v = PROBE_POINTS[(i + 3 * shift) % len(PROBE_POINTS)]
             if s.is_integer:
                 point[s] = sp.Integer(2 + (i + shift) % 3)
-            elif s.is_negative or s.is_nonpositive:
+            elif s.is_nonpositive:
                 point[s] = sp.Float(-v)
             else:
                 point[s] = sp.Float(v)
