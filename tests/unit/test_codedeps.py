@@ -1,6 +1,7 @@
 """grpo_repro.codedeps: the import closure of a script within the package (every import statement,
 relative ones and those inside functions; parent packages' __init__ modules included)."""
 
+import os
 from pathlib import Path
 
 from grpo_repro.codedeps import closure
@@ -21,7 +22,12 @@ def test_closure_follows_every_kind_of_import(tmp_path):
             "grpo_repro/__init__.py": "",
             "grpo_repro/a/__init__.py": "",
             "grpo_repro/a/x.py": "from .y import f\n",
-            "grpo_repro/a/y.py": "def f():\n    from grpo_repro.b import z\n",
+            "grpo_repro/a/y.py": "def f():\n    from grpo_repro.b import z\n"
+            "class C:\n    def g(self):\n        with open(0):\n            try:\n                pass\n"
+            "            except OSError:\n                import grpo_repro.c\n",
+            "grpo_repro/c.py": "match 1:\n    case 1:\n        if True:\n            pass\n"
+            "        else:\n            from grpo_repro import d\n",
+            "grpo_repro/d.py": "",
             "grpo_repro/b/__init__.py": "from . import w\n",
             "grpo_repro/b/z.py": "import numpy\n",
             "grpo_repro/b/w.py": "",
@@ -38,7 +44,24 @@ def test_closure_follows_every_kind_of_import(tmp_path):
         "grpo_repro/b/__init__.py",
         "grpo_repro/b/z.py",
         "grpo_repro/b/w.py",
+        "grpo_repro/c.py",
+        "grpo_repro/d.py",
     }
+
+
+def test_a_file_edited_in_the_same_process_is_read_again(tmp_path):
+    """The parsed imports are kept per file version (closure runs once per rule in a Snakefile):
+    an edit, even to a text of the same length, is seen by the next call."""
+    src = tmp_path / "src"
+    _tree(src, {"grpo_repro/__init__.py": "", "grpo_repro/m.py": "", "grpo_repro/n.py": ""})
+    script = tmp_path / "script.py"
+    script.write_text("from grpo_repro import m\n")
+    first = {p.split("src/")[1] for p in closure([script], src)}
+    script.write_text("from grpo_repro import n\n")
+    os.utime(script, ns=(1, 1))  # a different mtime even on a coarse clock
+    second = {p.split("src/")[1] for p in closure([script], src)}
+    assert first == {"grpo_repro/__init__.py", "grpo_repro/m.py"}
+    assert second == {"grpo_repro/__init__.py", "grpo_repro/n.py"}
 
 
 def test_closure_of_a_module_name(tmp_path):

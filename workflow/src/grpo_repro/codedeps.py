@@ -8,6 +8,7 @@ so editing any module a job runs reruns that job, and only those jobs.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from pathlib import Path
 
@@ -34,10 +35,20 @@ def _module_name(path: Path, src: Path) -> str | None:
 
 def imported_modules(path: Path, src: Path) -> set[str]:
     """Names of the package modules `path` imports (any import statement, anywhere in the file)."""
+    stat = path.stat()  # a file edited since it was last read is read again
+    found = _imports(str(path), str(src), stat.st_mtime_ns, stat.st_size)
+    return {m for m in found if m.split(".")[0] == PACKAGE and module_path(m, src)}
+
+
+@functools.cache
+def _imports(path: str, src: str, mtime_ns: int, size: int) -> frozenset[str]:
+    """The module names one version of a file imports, parsed once per process: a Snakefile asks
+    for the closure of every rule's script, and the scripts share most of their modules."""
+    path, src = Path(path), Path(src)
     name = _module_name(path, src)
     is_pkg = path.name == "__init__.py"
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _statements(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -51,7 +62,18 @@ def imported_modules(path: Path, src: Path) -> set[str]:
                 base = node.module or ""
             found.add(base)
             found.update(f"{base}.{a.name}" for a in node.names)  # `from pkg import module`
-    return {m for m in found if m.split(".")[0] == PACKAGE and module_path(m, src)}
+    return frozenset(found)
+
+
+def _statements(tree: ast.Module):
+    """Every statement of a module, nested ones too (an import is a statement: expressions, which
+    hold most of a file's nodes, are not entered)."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            todo.extend(getattr(node, field, ()))
 
 
 def _with_parents(module: str) -> list[str]:
