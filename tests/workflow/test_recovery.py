@@ -2,7 +2,9 @@
 
 One finished run of the rehearsal (config/rehearsal.yaml over config/paper.yaml: the paper's code
 path at toy size, pi_ref from the rehearsal's hub cache) on the shipped 64-problem GSM8K excerpt as
-local files (local.yaml: the smallest whole graph whose data comes from files), then:
+local files (local.yaml: the smallest whole graph whose data comes from files), up to the report's
+tables (STAGES: every output of the data, train and evaluate stages feeds them; the theory and
+figure stages and the report's plots are not what these edits concern), then:
   - one bad data edit (data.n_test: 100 > the 64 problems of the test file), a non-finite number, an
     ambiguous YAML value and a model shape transformers refuses each stop the workflow when it
     loads, naming the key (or value), file and line; results/ is untouched;
@@ -23,12 +25,14 @@ from grpo_repro.config import load
 from tests.helpers import copy_workflow, job_counts, rehearsal, snakemake
 
 RUN = [*rehearsal.FILES, "config/local.yaml"]  # the rehearsal on local GSM8K files
+# the report's three table rules: every evaluation table, every temperature's table, every training log
+STAGES = ["report_tables", "report_temperature", "report_training"]
 LOCAL = "data:\n  train_path: workflow/resources/gsm8k/train.jsonl\n  test_path: workflow/resources/gsm8k/test.jsonl\n"
 
 
 def _run(wd, hub, *args, timeout=3000):
     env = rehearsal.env(hub, PYTHONPATH=str(wd / "workflow" / "src"))
-    return snakemake([*args, "--configfile", *RUN, "config/edit.yaml"], wd, env, timeout)
+    return snakemake([*args, *STAGES, "--configfile", *RUN, "config/edit.yaml"], wd, env, timeout)
 
 
 def _stamps(wd):

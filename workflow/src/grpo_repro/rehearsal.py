@@ -26,7 +26,8 @@ import json
 import shutil
 from pathlib import Path
 
-#: the keys config/rehearsal.yaml may set to make the paper's run small (dotted config keys)
+#: the keys config/rehearsal.yaml may set to make the paper's run small (dotted config keys; the
+#: figures' grid and oracle sizes: points, prompts, iterations, never a range or a value)
 SIZE_KEYS = (
     "organism.hidden",
     "organism.layers",
@@ -48,6 +49,13 @@ SIZE_KEYS = (
     "fixed_point.compact.max_steps",
     "fixed_point.compact.save_steps",
     "fixed_point.compact.samples",
+    "figures.map_beta.n",
+    "figures.map_p_ref.n",
+    "figures.bif_beta.n",
+    "figures.p_star_g_p_ref.n",
+    "figures.oracle.n_prompts",
+    "figures.oracle.n_iter",
+    "figures.oracle.n_iter_optimiser",
 )
 #: the keys a CPU forces on the paper's run (one process, float32, vLLM's CPU backend in colocate mode)
 CPU_KEYS = ("train.devices", "train.bf16", "train.vllm_mode", "vllm.platform")
