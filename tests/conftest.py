@@ -7,6 +7,27 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from tests.helpers import ROOT
 
+# test files that share a session fixture (the report's workflow copy, tests/workflow/conftest.py)
+SHARED = dict.fromkeys(
+    [f"tests/workflow/test_{m}.py" for m in ("regeneration", "report_browser", "rerun_scope")],
+    "report_workflow",
+)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """The suite runs on two pytest-xdist workers (pyproject.toml addopts). A worker takes a test
+    file at a time and runs it in order (its module fixtures are built once; a test may read what
+    an earlier one of its file recorded); the files of SHARED go to one worker together, and so do
+    the real vLLM engine's (tests/vllm_cpu: one engine at a time)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "vllm" if path.startswith("tests/vllm_cpu/") else SHARED.get(path, path)
+
+    return ByFile(config, log)
+
 
 @pytest.fixture
 def default_config():
