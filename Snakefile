@@ -36,6 +36,13 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/fixed_point.smk"
 include: "workflow/rules/fixed_point_compact.smk"
+
+
+if config["zero"]:  # the zero-success study (null: none)
+
+    include: "workflow/rules/zero.smk"
+
+
 include: "workflow/rules/report.smk"
 
 

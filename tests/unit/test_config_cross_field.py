@@ -54,6 +54,31 @@ def test_the_compact_study_is_checked(update, message):
     cfg.check(config)
 
 
+@pytest.mark.parametrize(
+    "update, message",
+    [
+        ({"samples": 0}, r"zero.samples"),  # the schema's
+        ({"screen_train": 0}, r"zero.screen_train"),
+        ({"extra_held_out": -1}, r"zero.extra_held_out"),
+    ],
+)
+def test_the_zero_study_is_checked(update, message):
+    config = base()
+    config["zero"].update(update)
+    with pytest.raises(cfg.ConfigError, match=message):
+        cfg.check(config)
+
+
+def test_the_zero_study_needs_the_test_table():
+    config = base()
+    config["eval"]["splits"] = ["train"]
+    with pytest.raises(cfg.ConfigError, match=r"zero.*eval.splits must hold test"):
+        cfg.check(config)
+    config = base()
+    config["zero"] = None  # no study: nothing to check
+    cfg.check(config)
+
+
 def test_val_samples_null_and_fixed_point_batch_null_are_valid():
     config = base()
     config["eval"]["val_samples"] = None

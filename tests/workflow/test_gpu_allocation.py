@@ -132,6 +132,9 @@ GPU_KINDS = {  # every rule that loads a model: the kind of job (grpo_repro.gpus
     "fixed_point_evaluate_long": "eval",
     "fixed_point_evaluate_compact": "eval",
     "fixed_point_kl": "kl",
+    "zero_reference": "eval",
+    "zero_measure": "eval",
+    "zero_control": "eval",  # one training process (grpo_repro.zero.CONTROL_TRAIN)
 }
 JOB_BLOCK = re.compile(r"^(?:local)?rule (\w+):\n((?:[ \t]+.*\n)+)", re.M)
 

@@ -72,6 +72,10 @@ SMALL = {  # the default configuration, shrunk: same code paths, fewer steps, pr
             "resample": {"samples": [8, 16], "prompts": [4]},
         },
     },
+    "zero": {
+        "samples": 32,
+        "extra_held_out": 40,
+    },  # the zero-success study: fewer problems, samples
 }
 
 
@@ -163,6 +167,7 @@ def compare(a: Path, b: Path) -> tuple[list[str], list[str]]:
                 "results/fixed_point/evaluate/**/*.csv",
                 "results/fixed_point/kl/*/*/*.csv",
                 "results/fixed_point/compact/data/*.csv",
+                "results/zero/data/*.csv",
             )
             for p in glob.glob(str(a / pat), recursive=True)
         }
@@ -208,6 +213,20 @@ def redone(workdir: Path) -> list[str]:
     return out
 
 
+def zero_study_missing(root: Path) -> str | None:
+    """The summary file or landing page of a finished default run without the zero-success
+    study's result (grpo_repro.zero: its section and its line), else None."""
+    for rel, mark in (
+        ("results/summary.md", "## Zero-success prompts"),
+        ("results/summary.json", '"predicted_left_zero": 0'),
+        ("results/report/landing.rst", "**Can GRPO create successes?"),
+    ):
+        path = root / rel
+        if not path.exists() or mark not in path.read_text():
+            return rel
+    return None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", choices=["small", "full"], default="small")
@@ -236,6 +255,10 @@ def main() -> int:
         print(f"run A failed: see {log}")
         return 1
     print(f"run A (uninterrupted, cold): {time.time() - t0:.0f} s", flush=True)
+    missing = zero_study_missing(wd)
+    if missing:  # `snakemake -c2` writes the zero-success result into the summary and landing page
+        print(f"run A's {missing} lacks the zero-success study")
+        return 1
 
     wd, cmd, log, root = runs["B"]
     t0 = time.time()

@@ -125,6 +125,7 @@ def all_targets():
         + evaluate_targets()
         + report_targets()
         + fixed_point_targets()  # the compact study; the others are named targets
+        + (zero_targets() if config["zero"] else [])  # the zero-success study
     )
 
 

@@ -40,6 +40,7 @@ rule report_landing:
         json=f"{RESULTS}/summary.json",
         picture=LANDING_PICTURE,
         fp_picture=FP_COMPACT_PICTURE,  # plateau against p*_G per prompt (none without the study)
+        zero_picture=f"{RESULTS}/zero/zero.png" if config["zero"] else [],  # the zero study's
         code=code("report_landing.py"),
     output:
         rst=f"{REPORT}/landing.rst",
@@ -181,6 +182,8 @@ rule report_summary:
         **({"best": rules.report_temperature.output.best} if TEMP_ENTRIES else {}),
         **({"curve": rules.report_temperature.output.curve} if TEMP_ENTRIES else {}),
         **FP_COMPACT_DATA,  # the compact study's summary and resampling (none without it)
+        # the zero-success study's section (none without it)
+        **({"zero": f"{RESULTS}/zero/data/zero.json"} if config["zero"] else {}),
         mean=rules.report_amplification.output.mean,
         paired=rules.report_amplification.output.paired,
         shares=rules.report_amplification.output.shares,

@@ -33,6 +33,7 @@ def main(sm) -> None:
         fixed_point=law.section(
             read(inp.get("fp_summary")), read(inp.get("fp_resolution")), sm.params.fixed_point
         ),
+        zero=io.read_json(inp.zero) if inp.get("zero") else None,
     )
     s["provenance"] = {
         k: v for k, v in provenance.record({}, inputs=list(inp)).items() if k != "config"

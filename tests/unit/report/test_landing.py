@@ -145,15 +145,21 @@ def law():
 
 def test_names_only_categories_the_report_has():
     """The stage list names the report's categories: without the compact study not the
-    fixed-point stage's, which is said to be the named target; with it, all six."""
+    fixed-point stage's, which is said to be the named target, nor the zero-success stage's; with
+    both, all seven."""
     from grpo_repro.report.landing import STAGES
     from grpo_repro.report.registry import CATEGORIES
 
     rst = landing_rst(summary())
     listed = rst.split("**Everything else**")[1]
-    assert [name for name, _ in STAGES] == [c for c in CATEGORIES if c != "fixed_point"]
+    assert [name for name, _ in STAGES] == [
+        c for c in CATEGORIES if c not in ("fixed_point", "zero")
+    ]
     assert "**fixed_point**" not in listed and "named target ``fixed_point``" in listed
-    listed = landing_rst({**summary(), "fixed_point": law()}).split("**Everything else**")[1]
+    from tests.unit.zero.test_zero import _section
+
+    both = {**summary(), "fixed_point": law(), "zero": _section()}
+    listed = landing_rst(both).split("**Everything else**")[1]
     assert [c for c in CATEGORIES if f"**{c}**" in listed] == list(CATEGORIES)
 
 

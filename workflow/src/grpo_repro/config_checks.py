@@ -270,7 +270,15 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     pool, n_train = data.get("train_pool"), data.get("n_train")
     if pool is not None and n_train is not None and pool > n_train:
         found.append((["data", "train_pool"], f"must be <= data.n_train ({n_train})"))
+    found += zero_errors(config)
     return found
+
+
+def zero_errors(config: dict) -> list:
+    """The zero-success study (grpo_repro.zero) screens pi_ref's test table."""
+    if config.get("zero") and "test" not in config.get("eval", {}).get("splits", []):
+        return [(["zero"], "screens pi_ref's test table: eval.splits must hold test")]
+    return []
 
 
 def compact_errors(c: dict | None, mu: int) -> list:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 
+from grpo_repro import zero
 from grpo_repro.cells import pct
 from grpo_repro.report import law
 
@@ -35,6 +36,11 @@ FIXED_POINT_STAGE = (
     "fixed_point",
     "the compact study: each training prompt's plateau against p*_G, p* and the baselines",
 )
+#: the category of the zero-success stage, listed when the run has the study
+ZERO_STAGE = (
+    "zero",
+    "pi_ref's zero-success prompts: does any leave zero, and the control on them alone",
+)
 #: the full test is a named target (docs/fixed_point.md)
 FIXED_POINT = (
     "The full fixed-point test (three betas, three seeds, two variants, group sizes and "
@@ -45,7 +51,11 @@ FIXED_POINT = (
 def stages(s: dict) -> tuple:
     """The categories of this report, in stage order: the fixed-point stage's only with the
     compact study (the summary's `fixed_point`)."""
-    return STAGES + ((FIXED_POINT_STAGE,) if s.get("fixed_point") else ())
+    return (
+        STAGES
+        + ((FIXED_POINT_STAGE,) if s.get("fixed_point") else ())
+        + ((ZERO_STAGE,) if s.get("zero") else ())
+    )
 
 
 NULL_MEANS = {  # what null stands for, by key (config/config.yaml's comments)
@@ -191,11 +201,12 @@ ALT = {
     "landing-picture": "success against the sampling temperature, pi_ref and every variant, by "
     "problem class",
     "law-picture": "fixed-point law: each training prompt's plateau against p_ref, p* and p*_G",
+    "zero-picture": "success on pi_ref's zero-success prompts per checkpoint, beside the theory's 0",
 }
 
 
 #: the most of the screen each picture takes: the second one ends within the first two screens
-HEIGHT = {"landing-picture": "70vh", "law-picture": "45vh"}
+HEIGHT = {"landing-picture": "70vh", "law-picture": "45vh", "zero-picture": "45vh"}
 
 
 def _picture(png: bytes | None, cls: str = "landing-picture") -> list[str]:
@@ -215,12 +226,18 @@ def _picture(png: bytes | None, cls: str = "landing-picture") -> list[str]:
     ]
 
 
-def landing_rst(s: dict, picture: bytes | None = None, law_picture: bytes | None = None) -> str:
+def landing_rst(
+    s: dict,
+    picture: bytes | None = None,
+    law_picture: bytes | None = None,
+    zero_picture: bytes | None = None,
+) -> str:
     """The page (reStructuredText) from the summary dict: what ran (what_ran), then the picture a
     reader wants first
     (`picture`: the report's success-against-temperature PNG, embedded), one compact table, one
     line per verdict, the fixed-point law beside them (report.law; `law_picture`: the compact
-    study's plateau against p*_G per prompt), then the paper's numbers, the theory's pass count
+    study's plateau against p*_G per prompt), the zero-success study (grpo_repro.zero;
+    `zero_picture`: success on the zeros per checkpoint), then the paper's numbers, the theory's pass count
     and the configuration's differences from the paper; everything else is in the report's
     categories."""
     cfg, pc, d = s["config"], s["paper_comparison"], s["derivations"]
@@ -241,6 +258,8 @@ def landing_rst(s: dict, picture: bytes | None = None, law_picture: bytes | None
         lines += [f"- {verdict(best[v])}" for v in cfg["variants"] if v in best] + [""]
     lines += law.landing(s.get("fixed_point"))
     lines += _picture(law_picture, "law-picture") if s.get("fixed_point") else []
+    lines += zero.landing(s.get("zero"))
+    lines += _picture(zero_picture, "zero-picture") if s.get("zero") else []
     lines += [
         f"**Headline beside the paper.** The paper: GSM8K test success {pct(paper['ref_mean_success'])} "
         f"(pi_ref) -> {pct(paper['final_mean_success'])} after one epoch of GRPO. "

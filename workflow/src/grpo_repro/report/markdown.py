@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from grpo_repro import zero
 from grpo_repro.cells import num, pct, pct_ci
 from grpo_repro.report import law
 from grpo_repro.report.landing import best_rows, what_ran
@@ -172,7 +173,12 @@ def _overlay(s: dict) -> list[str]:
         "",
         f"p_ref = 0 below means 0 successes in the samples: with n = {n} samples, 0/{n} has a 95% "
         f"upper bound of {pct(1 - 0.025 ** (1 / n))} (Clopper-Pearson: 1 - 0.025^(1/n)), so such a "
-        "prompt is not shown to be unsolvable, and 'stayed 0' is 0/n again at the final checkpoint.",
+        "prompt is not shown to be unsolvable, and 'stayed 0' is 0/n again at the final checkpoint"
+        + (
+            " (the zero-success study, above, confirms zeros with fresh samples)."
+            if s.get("zero")
+            else "."
+        ),
         "",
         "Each limit twice: h (the paper's population map) and h_G at the run's group size G (each "
         "group whitened by its own mean and spread); `closer`: the map whose limit is nearer the "
@@ -273,6 +279,7 @@ SECTIONS = (
     _headline,
     sharpening_section,
     lambda s: law.markdown(s.get("fixed_point")),
+    lambda s: zero.markdown(s.get("zero")),
     _deviations,
     _data,
     _by_seed,

@@ -17,6 +17,7 @@ CATEGORIES = {
     "evaluate": "4. evaluate: success per checkpoint (Fig 3)",
     "report": "5. report: amplification, theory overlay, summary",
     "fixed_point": "6. fixed_point: plateau vs p* and p*_G (Thm 2-3)",
+    "zero": "7. zero: can GRPO create successes? (Sec. 3 boundary case p_ref = 0)",
 }
 
 

@@ -212,6 +212,7 @@ def build(
     best: pd.DataFrame | None = None,
     curve: pd.DataFrame | None = None,
     fixed_point: dict | None = None,
+    zero: dict | None = None,
 ) -> dict:
     """The summary as one JSON-serialisable dict (see the module docstring). Tables hold the rows
     pooled over GRPO seeds (seed "all"); `paired_difference_by_seed` the per-seed differences."""
@@ -257,6 +258,7 @@ def build(
         "paper_comparison": comparison,
         **sharpening(best, curve, config),
         "fixed_point": fixed_point,  # the compact study (report.law.section; None without it)
+        "zero": zero,  # the zero-success study (grpo_repro.zero.section; None without it)
         "derivations": derivation_counts(derivations),
         "train": {v: train_last(p) for v, p in train_logs.items()},
         "step0_consistency": step0_consistency(train_logs, mean, config),
