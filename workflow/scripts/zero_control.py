@@ -9,8 +9,7 @@ import math
 import shutil
 from pathlib import Path
 
-from grpo_repro import gpus, io
-from grpo_repro.data.sets import read_prompts
+from grpo_repro import gpus, io, zero
 from grpo_repro.preflight import check_device
 from grpo_repro.train.run_settings import GRPORun
 from grpo_repro.train.schedule import checkpoint_steps
@@ -19,23 +18,23 @@ from grpo_repro.train.schedule import checkpoint_steps
 def main(sm) -> None:
     io.log_to(sm.log[0])
     run = GRPORun.from_params(sm.params.run)
-    zeros = read_prompts(sm.input.prompts)
+    zeros = zero.read_zeros(sm.input.prompts)
+    steps = checkpoint_steps(run.train, sm.params.n_epoch_prompts)  # the main runs' steps
+    if not zeros:  # pi_ref solved every screened prompt: nothing to train on
+        return write(sm, {"prompts": 0, "samples": 0, "successes": 0, "steps": steps}, {})
     # TRL draws whole batches of train.prompts_per_step prompts: fewer zeros are repeated
     records = zeros * math.ceil(run.train.prompts_per_step / len(zeros))
-    steps = checkpoint_steps(run.train, sm.params.n_epoch_prompts)  # the main runs' steps
     with gpus.acquire(gpus.requested(sm.resources)):
         check_device(run.sections)
         import torch
-        from safetensors.torch import load_file
 
-        from grpo_repro.hub import local_dir
         from grpo_repro.reward import make_reward_fn
         from grpo_repro.train.grpo import train
         from grpo_repro.train.zero_control import SampledSuccesses, still_check
 
         torch.set_num_threads(sm.threads)
         counter = SampledSuccesses(make_reward_fn(run.answer_mode))
-        check = still_check(load_file(local_dir(sm.params.ref) / "model.safetensors"), counter)
+        check = still_check(counter)
         out = Path(sm.output.run).parent
         # the check sees every step in this process: the control never resumes (a killed one
         # starts again from pi_ref, and gives the same run: its seeds are the run's)
@@ -50,8 +49,14 @@ def main(sm) -> None:
         "prompts": len(zeros),
         "visits_per_prompt": counter.samples / run.train.num_generations / len(zeros),
         "steps": steps,
-        "resumed_from": summary["resumed_from"],
     }
+    write(sm, record, summary)
+
+
+def write(sm, record: dict, summary: dict) -> None:
+    """control.json and run.json (a run with no prompts: an empty log, no checkpoints)."""
+    if not summary:
+        io.write_text(sm.output.log_csv, "step\n")
     io.write_json(sm.output.control, record)
     io.write_json(sm.output.run, {"stage": "zero_control", **summary, "control": record})
     print(f"[zero] control: {record}")

@@ -7,7 +7,6 @@ it with eval.samples (what evaluation draws at every checkpoint) -> measured.csv
 import pandas as pd
 
 from grpo_repro import gpus, io, zero
-from grpo_repro.data.sets import read_prompts
 from grpo_repro.evaluate.job import check_checkpoints
 from grpo_repro.preflight import check_device
 
@@ -17,7 +16,7 @@ def main(sm) -> None:
     # speed only (config.SPEED_ONLY): a resource, not a param, so a change reruns nothing
     settings = {**sm.params.settings, "batch_prompts": sm.resources.batch_prompts}
     n, n_mid = int(sm.params.samples), int(settings["eval"]["samples"])
-    records = read_prompts(sm.input.zeros)
+    records = zero.read_zeros(sm.input.zeros)
     frames = []
     with gpus.acquire(gpus.requested(sm.resources)):
         check_device(zero.device_sections(settings))

@@ -22,7 +22,7 @@ def _control(tiny_policy, default_config, tmp_path, variant, fast, reward=_never
     ref, records = tiny_policy
     config = _short_config(default_config, max_steps=4, save_steps=4, fast_step=fast, **train)
     counter = SampledSuccesses(reward)
-    check = still_check(load_file(ref / "model.safetensors"), counter)
+    check = still_check(counter)
     grpo_train(
         grpo_run(config, variant, 0), str(ref), records, tmp_path / "run", [0, 4],
         reward_fn=counter, callbacks=[check],
@@ -65,3 +65,37 @@ def test_successes_are_counted_and_end_the_check(tiny_policy, default_config, tm
     rec, _ = _control(tiny_policy, default_config, tmp_path, "grpo", True, reward=_first_only)
     assert rec["successes"] == rec["samples"] // 8 and rec["first_success_step"] == 1
     assert rec["steps_checked_still"] == 0
+
+
+def test_no_zeros_leaves_a_control_record_and_no_run(default_config, tmp_path):
+    """pi_ref solved every screened prompt: the rule's script writes its outputs (an empty log,
+    a record of 0 prompts) without training, and the study reads them."""
+    import importlib.util
+    import json
+    from types import SimpleNamespace as NS
+
+    from tests.helpers import ROOT
+
+    spec = importlib.util.spec_from_file_location(
+        "zero_control_script", ROOT / "workflow/scripts/zero_control.py"
+    )
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    (tmp_path / "control.jsonl").write_text("")
+    out = {k: str(tmp_path / f) for k, f in
+           [("run", "run.json"), ("log_csv", "train_log.csv"), ("control", "control.json")]}  # fmt: skip
+    sm = NS(
+        log=[str(tmp_path / "log")],
+        input=NS(prompts=str(tmp_path / "control.jsonl")),
+        output=NS(**out),
+        params=NS(
+            run=grpo_run(default_config, "grpo", 0).params(), ref="unused", n_epoch_prompts=320
+        ),
+        resources={},
+        threads=1,
+    )
+    script.main(sm)
+    record = json.loads((tmp_path / "control.json").read_text())
+    assert record["prompts"] == 0 and record["samples"] == 0 and record["steps"][-1] == 160
+    assert (tmp_path / "train_log.csv").read_text() == "step\n"
+    assert json.loads((tmp_path / "run.json").read_text())["control"] == record

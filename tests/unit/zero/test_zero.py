@@ -129,3 +129,20 @@ def test_markdown_lists_every_run_and_the_empty_split():
     md = "\n".join(zero.markdown(_section()))
     assert "| held_out | 9 / 2 | grpo/seed_0 | 160 | 0.75%" in md
     assert "| train | 6 / 0 | - |" in md and "(first at step 33)" in md
+
+
+def test_no_zero_confirmed_gives_empty_tables_and_says_so():
+    """Every candidate had a success in its fresh samples: the tables are empty (with their
+    columns), and the summary and landing page say that none was confirmed."""
+    prompts = zero.confirm(
+        zero.candidates(_table([("a", 0, 50)]), zero.HELD_OUT), _table([("a", 3, 400)])
+    )
+    measured = pd.DataFrame(columns=zero.MEASURED)
+    zeros = prompts[prompts["zero"]]
+    table = zero.checkpoints(measured, zeros)
+    passk = zero.pass_curves(measured, zeros, {})
+    assert table.empty and "left_zero" in table.columns and passk.empty and "k" in passk.columns
+    s = zero.section(prompts, table, passk, {"prompts": 0}, 400, 1.0)
+    assert s["splits"]["held_out"] == {**s["splits"]["held_out"], "screened": 1, "confirmed": 0}
+    assert "held_out: none of 1 screened prompts confirmed" in zero.landing(s)[0]
+    assert "| held_out | 1 / 0 | - |" in "\n".join(zero.markdown(s))

@@ -38,6 +38,9 @@ CONTROL = "control:"  # the control run's prefix in the study's tables
 #: share a batch.
 CONTROL_TRAIN = {"devices": 1, "vllm_mode": "colocate"}
 MEASURED = ["run", "step", "prompt_id", "successes", "samples"]  # measured.csv's columns
+TABLE = ["run", "split", "step", "prompts", "successes", "samples", "p_hat", "ci_low", "ci_high"]
+TABLE += ["left_zero", "predicted_left_zero"]  # checkpoints.csv's columns
+PASS_K = ["run", "split", "step", "k", "pass_at_k"]  # pass_at_k.csv's columns
 HELD_OUT, TRAINING = "held_out", "train"  # the prompts' `split` column: held-out or training
 EXTRA_SEED_OFFSET = 4242  # the extra held-out problems are drawn from seed + this
 
@@ -63,6 +66,16 @@ def extra_held_out(config: dict, n: int, existing: list[list[dict]]) -> list[dic
     for i, r in enumerate(fresh):
         r["prompt_id"] = f"held_out_{i:05d}"
     return render(fresh, config["prompt"])
+
+
+def read_zeros(path) -> list[dict]:
+    """The prompts of zeros.jsonl or control.jsonl: none when the file is empty (no zero
+    confirmed, no candidate screened), else grpo_repro.data.sets.read_prompts's records."""
+    from pathlib import Path
+
+    from grpo_repro.data.sets import read_prompts
+
+    return read_prompts(path) if Path(path).stat().st_size else []
 
 
 def device_sections(settings: dict) -> dict:
@@ -193,7 +206,7 @@ def checkpoints(measured: pd.DataFrame, zeros: pd.DataFrame) -> pd.DataFrame:
                 "predicted_left_zero": 0,  # Sec. 3: p_ref(q) = 0 is a fixed point of every variant
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=TABLE)
 
 
 def pass_curves(
@@ -217,7 +230,7 @@ def pass_curves(
                         "pass_at_k": np.mean(curve),
                     }
                 )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=PASS_K)
 
 
 def section(

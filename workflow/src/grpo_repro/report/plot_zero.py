@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from grpo_repro import style
-from grpo_repro.zero import CONTROL
+from grpo_repro.zero import CONTROL, HELD_OUT
 
 
 def _variant(run: str) -> str:
@@ -25,7 +25,7 @@ def _label(run: str) -> str | None:
 def draw(table_csv: str, passk_csv: str, bound: float, paths: list[str]) -> None:
     style.apply_style()
     table, passk = pd.read_csv(table_csv), pd.read_csv(passk_csv)
-    splits = sorted(set(table["split"])) or ["test"]
+    splits = sorted(set(table["split"])) or [HELD_OUT]
     fig, axes = style.panel_grid(2, len(splits), panel=(3.6, 2.6))
     for j, split in enumerate(splits):
         ax, bx = axes[0, j], axes[1, j]

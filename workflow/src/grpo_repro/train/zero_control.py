@@ -46,15 +46,25 @@ class SampledSuccesses:
         return rewards
 
 
-def still_check(ref_state: dict, counter: SampledSuccesses):
+def still_check(counter: SampledSuccesses):
     """A TrainerCallback: after each optimizer step taken while `counter` holds no success, every
-    parameter must equal pi_ref's (`ref_state`: name -> tensor) bit for bit, else UpdateLeaked
-    (naming the step and the parameter). Its `record()` says how many steps were checked."""
+    parameter must equal, bit for bit, its value when training began (pi_ref's: the run starts at
+    step 0, never from a resumed state), else UpdateLeaked (naming the step and the parameter).
+    Its `record()` says how many steps were checked."""
     import torch
     from transformers import TrainerCallback
 
     class StillCheck(TrainerCallback):
         checked: list[int] = []
+        start: dict = {}
+
+        def on_train_begin(self, args, state, control, model=None, **kw):
+            if state.global_step:
+                raise RuntimeError(
+                    f"the control resumed at step {state.global_step}: its check needs every step "
+                    "from pi_ref"
+                )
+            self.start = {n: p.detach().clone() for n, p in model.named_parameters()}
 
         def on_step_begin(self, args, state, control, **kw):
             counter.step = state.global_step
@@ -64,9 +74,9 @@ def still_check(ref_state: dict, counter: SampledSuccesses):
             if counter.successes or model is None:
                 return
             for name, p in model.named_parameters():
-                ref = ref_state[name]
-                if not torch.equal(p.detach().to(ref.device, ref.dtype), ref):
-                    diff = (p.detach().float().cpu() - ref.float().cpu()).abs().max().item()
+                ref = self.start[name]
+                if not torch.equal(p.detach(), ref):
+                    diff = (p.detach() - ref).abs().max().item()
                     raise UpdateLeaked(
                         f"step {state.global_step}: parameter {name} moved (max |change| "
                         f"{diff:.3g}) although none of the {counter.samples} rewards sampled so "
@@ -84,5 +94,5 @@ def still_check(ref_state: dict, counter: SampledSuccesses):
             }
 
     cb = StillCheck()
-    cb.checked = []
+    cb.checked, cb.start = [], {}
     return cb
