@@ -125,7 +125,8 @@ def all_targets():
         + evaluate_targets()
         + report_targets()
         + fixed_point_targets()  # the compact study; the others are named targets
-        + (zero_targets() if config["zero"] else [])  # the zero-success study
+        # the zero-success study: its page, data and figure
+        + (list(rules.zero_summary.output) + list(rules.zero_plot.output) if config["zero"] else [])
     )
 
 

@@ -172,8 +172,3 @@ rule zero_plot:
         samples=ZERO["samples"],
     script:
         "../scripts/zero_plot.py"
-
-
-def zero_targets():
-    """The study's page, data and figure (none when zero is null)."""
-    return list(rules.zero_summary.output) + list(rules.zero_plot.output)

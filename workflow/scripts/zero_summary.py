@@ -1,11 +1,12 @@
 """Rule zero_summary (stage zero, Sec. 3 boundary case p_ref = 0, Sec. 6): the study's tables
 (grpo_repro.zero): per checkpoint the confirmed zeros' pooled success with its interval and the
 prompts that left zero; pass@k of pi_ref and of each run's final checkpoint; zero.json (the
-summary's section) and the study's page."""
+summary's section) and the study's page (grpo_repro.report.zero_text)."""
 
 import pandas as pd
 
 from grpo_repro import io, zero
+from grpo_repro.report import zero_text
 
 
 def main(sm) -> None:
@@ -21,7 +22,7 @@ def main(sm) -> None:
     io.write_csv(sm.output.table, table)
     io.write_csv(sm.output.passk, passk)
     io.write_json(sm.output.json, s)
-    title, *body = zero.markdown(s)
+    title, *body = zero_text.markdown(s)
     md = "\n".join(["# " + title.removeprefix("## "), *body])
     io.write_text(sm.output.md, md)
     print(md)

@@ -1,6 +1,6 @@
 """The zero-success study's statistics and tables (grpo_repro.zero): Clopper-Pearson bounds and
 pass@k against closed forms, screening and confirmation, per-checkpoint pooling, the extra held-out
-problems, the summary's and landing page's lines."""
+problems; its summary and landing-page lines (grpo_repro.report.zero_text)."""
 
 import math
 
@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from grpo_repro import zero
+from grpo_repro.report import zero_text
 
 
 @pytest.mark.parametrize("n", [1, 50, 369, 400, 1600])
@@ -115,18 +116,18 @@ def _section():
 
 
 def test_landing_line_puts_the_prediction_beside_the_runs_and_the_control():
-    (line, blank) = zero.landing(_section())
+    (line, blank) = zero_text.landing(_section())
     assert blank == "" and "none leaves zero" in line
     assert "held_out: 2 of 9 screened prompts confirmed" in line
     assert "the 1 GRPO runs' final checkpoints 0.75% [0.34%, 1.63%]" in line  # control: not one
     assert "1 of 2 prompt-run pairs above it" in line
     assert "train: none of 6 screened prompts confirmed" in line
     assert "through the 32 steps before its first sampled success; 80 successes" in line
-    assert zero.landing(None) == [] and zero.markdown(None) == []
+    assert zero_text.landing(None) == [] and zero_text.markdown(None) == []
 
 
 def test_markdown_lists_every_run_and_the_empty_split():
-    md = "\n".join(zero.markdown(_section()))
+    md = "\n".join(zero_text.markdown(_section()))
     assert "| held_out | 9 / 2 | grpo/seed_0 | 160 | 0.75%" in md
     assert "| train | 6 / 0 | - |" in md and "(first at step 33)" in md
 
@@ -144,5 +145,5 @@ def test_no_zero_confirmed_gives_empty_tables_and_says_so():
     assert table.empty and "left_zero" in table.columns and passk.empty and "k" in passk.columns
     s = zero.section(prompts, table, passk, {"prompts": 0}, 400, 1.0)
     assert s["splits"]["held_out"] == {**s["splits"]["held_out"], "screened": 1, "confirmed": 0}
-    assert "held_out: none of 1 screened prompts confirmed" in zero.landing(s)[0]
-    assert "| held_out | 1 / 0 | - |" in "\n".join(zero.markdown(s))
+    assert "held_out: none of 1 screened prompts confirmed" in zero_text.landing(s)[0]
+    assert "| held_out | 1 / 0 | - |" in "\n".join(zero_text.markdown(s))

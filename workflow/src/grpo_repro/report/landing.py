@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import base64
 
-from grpo_repro import zero
 from grpo_repro.cells import pct
-from grpo_repro.report import law
+from grpo_repro.report import law, zero_text
 
 STAGES = (
     (
@@ -258,7 +257,7 @@ def landing_rst(
         lines += [f"- {verdict(best[v])}" for v in cfg["variants"] if v in best] + [""]
     lines += law.landing(s.get("fixed_point"))
     lines += _picture(law_picture, "law-picture") if s.get("fixed_point") else []
-    lines += zero.landing(s.get("zero"))
+    lines += zero_text.landing(s.get("zero"))
     lines += _picture(zero_picture, "zero-picture") if s.get("zero") else []
     lines += [
         f"**Headline beside the paper.** The paper: GSM8K test success {pct(paper['ref_mean_success'])} "

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import json
 
-from grpo_repro import zero
 from grpo_repro.cells import num, pct, pct_ci
-from grpo_repro.report import law
+from grpo_repro.report import law, zero_text
 from grpo_repro.report.landing import best_rows, what_ran
 from grpo_repro.report.markdown_sharpening import sharpening_section
 
@@ -279,7 +278,7 @@ SECTIONS = (
     _headline,
     sharpening_section,
     lambda s: law.markdown(s.get("fixed_point")),
-    lambda s: zero.markdown(s.get("zero")),
+    lambda s: zero_text.markdown(s.get("zero")),
     _deviations,
     _data,
     _by_seed,
