@@ -67,10 +67,9 @@ def still_check(counter: SampledSuccesses):
             self.start = {n: p.detach().clone() for n, p in model.named_parameters()}
 
         def on_step_begin(self, args, state, control, **kw):
-            counter.step = state.global_step
+            counter.step = state.global_step  # the step whose batch the reward scores, less one
 
         def on_step_end(self, args, state, control, model=None, **kw):
-            counter.step = state.global_step
             if counter.successes or model is None:
                 return
             for name, p in model.named_parameters():
