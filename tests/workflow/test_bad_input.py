@@ -10,12 +10,13 @@ import pytest
 import yaml
 
 from grpo_repro import config as cfg
+from grpo_repro.config_checks import load_schema
 from grpo_repro.data.sets import check_sources
 from grpo_repro.models import ModelError, check_model_source, load_policy
 from tests.helpers import ROOT
 
 DEFAULT = cfg.load_yaml(ROOT / "config" / "config.yaml")
-SCHEMA = cfg.load_schema()
+SCHEMA = load_schema()
 
 
 def _resolve(sub):

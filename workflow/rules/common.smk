@@ -1,8 +1,8 @@
 """Configuration checks, the run's shared names and the helpers every rule file uses.
 
-The configuration is checked once (grpo_repro.config.check: schema, renamed keys, cross-field rules,
-schema defaults filled in; errors name key, file and line) and the data against it, before any job
-is scheduled. Each rule's code inputs are derived (`code()`: the import closure of its script in
+The configuration is checked once (grpo_repro.config.check: schema, renamed keys, cross-field rules;
+errors name key, file and line; Snakemake's validate() then fills in the schema's defaults) and the
+data against it, before any job is scheduled. Each rule's code inputs are derived (`code()`: the import closure of its script in
 the package), never listed by hand; each GPU rule's `gpu` resource comes from `gpus()`. A stage's
 own tables and helpers live in helpers/<stage>.smk, which its rule file includes.
 """
@@ -12,8 +12,10 @@ import os
 import time
 
 from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
 
 from grpo_repro import config as cfg
+from grpo_repro.config_checks import SCHEMA_PATH
 from grpo_repro.codedeps import closure, put_on_pythonpath
 from grpo_repro import hub, prefetch
 from grpo_repro.data.sets import check_sources
@@ -41,6 +43,7 @@ for key in ("train_path", "test_path"):  # a relative data path: the working dir
         config["data"][key] = here(path) if os.path.exists(here(path)) else path
 try:
     cfg.check(config, CONFIG_FILES)
+    validate(config, SCHEMA_PATH)  # Snakemake's own: the schema's defaults filled in
     # every process of the run (each job's too) reads the hub's files from the cache only
     hub.use_cache(config)
     # local data and model exist, the data sizes fit the data (the hub's files in the cache:

@@ -7,13 +7,14 @@ import pytest
 
 from grpo_repro import config as cfg
 from grpo_repro import io
+from grpo_repro.config_checks import load_schema
 from grpo_repro.data import prepare, sizes, sources
 from grpo_repro.data.sets import check_sources
 from tests.helpers import ROOT
 
 
 def test_the_schema_names_the_registered_sources():
-    enum = cfg.load_schema()["properties"]["data"]["properties"]["source"]["enum"]
+    enum = load_schema()["properties"]["data"]["properties"]["source"]["enum"]
     assert sorted(enum) == sorted(sources.SOURCES)
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from grpo_repro import config as cfgmod
 from grpo_repro import variants as reg
+from grpo_repro.config_checks import load_schema
 from grpo_repro.figures import compute as fd
 from grpo_repro.figures import compute_maps as fm
 from grpo_repro.figures import registry
@@ -41,7 +42,7 @@ def _defaults(schema: dict):
 def test_schema_defaults_equal_config_values(fig_cfg):
     """Every optional `figures:` key has a schema default equal to config/config.yaml's value
     (so config/paper.yaml, which omits them, runs the same figures)."""
-    schema = cfgmod.load_schema()["properties"]["figures"]
+    schema = load_schema()["properties"]["figures"]
     optional = set(schema["properties"]) - set(schema["required"])
     assert optional, "no optional keys?"
     for key in optional:
@@ -64,7 +65,7 @@ def test_paper_config_gets_the_same_figures_section(fig_cfg):
         return validators.extend(cls, {"properties": set_defaults})
 
     paper = cfgmod.load(ROOT / "config" / "paper.yaml")
-    extend(Draft202012Validator)(cfgmod.load_schema()).validate(paper)
+    extend(Draft202012Validator)(load_schema()).validate(paper)
     assert paper["figures"] == fig_cfg
 
 

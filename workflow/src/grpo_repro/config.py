@@ -2,8 +2,8 @@
 that name the culprit key, file and line, and the settings each job reads.
 
 The value checks (schema, renamed keys, cross-field rules) are grpo_repro.config_checks; `check()`
-runs them, names each culprit's file and line, and fills in the schema's defaults (as Snakemake's
-`validate()` would). The workflow (common.smk) calls it once, before any job is scheduled.
+runs them and names each culprit's file and line. The workflow (common.smk) calls it once, before any
+job is scheduled, then Snakemake's own `validate()` fills in the schema's defaults.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from grpo_repro.config_checks import (
@@ -21,7 +20,6 @@ from grpo_repro.config_checks import (
     _dotted,
     _lookup,
     cross_field_errors,
-    load_schema,
     renamed_errors,
     schema_errors,
 )
@@ -192,25 +190,7 @@ def check(config: dict, files: Iterable[str | Path] = ()) -> dict:
             for e in errors
         ]
         raise ConfigError("invalid configuration:\n" + "\n".join(lines))
-    fill_defaults(config, load_schema())
     return config
-
-
-def fill_defaults(config: dict, schema: dict) -> None:
-    """Set, in place, every key the configuration leaves out to its schema `default`, the way
-    Snakemake's validate(set_default=True) does (jsonschema's "properties" keyword extended to
-    setdefault each property that has a default before validating it)."""
-    base = jsonschema.Draft202012Validator
-    properties = base.VALIDATORS["properties"]
-
-    def set_defaults(validator, props, instance, sub):
-        if isinstance(instance, dict):
-            for name, prop in props.items():
-                if "default" in prop:
-                    instance.setdefault(name, prop["default"])
-        yield from properties(validator, props, instance, sub)
-
-    jsonschema.validators.extend(base, {"properties": set_defaults})(schema).validate(config)
 
 
 def located(

@@ -1,7 +1,6 @@
 """The configuration's value checks (grpo_repro.config.check reports them with file and line):
-the JSON schema (schemas/config.schema.yaml: types, ranges, allowed names, with the variant names of
-the registry grpo_repro.variants filled in), keys renamed since, and the cross-field rules a schema
-cannot state (the fixed-point steps, the eval splits, and, from grpo_repro.config_layout, the data
+the JSON schema (schemas/config.schema.yaml: types, ranges, allowed names), keys renamed since,
+and the cross-field rules a schema cannot state (the fixed-point steps, the eval splits, and, from grpo_repro.config_layout, the data
 source's files and the batch arithmetic of both layouts).
 Each check returns (key path, message[, related key paths]); nothing here reads a file's lines.
 """
@@ -31,26 +30,9 @@ SCHEMA_PATH = Path(str(resources.files("grpo_repro") / "schemas" / "config.schem
 
 
 def load_schema() -> dict:
-    """The schema with the registries' names filled in (read at call time): the variant names of
-    grpo_repro.variants in $defs variant (trained variants), one_anchor (of them, one KL anchor)
-    and the {variant} alternation of fp_kind's pattern (trained variants: a fixed-point run kind);
-    the data source names of grpo_repro.data.sources.SOURCES in data.source; the figures section
-    from figures.schema.yaml."""
-    from grpo_repro.data.sources import SOURCES
-
-    schema = yaml.safe_load(SCHEMA_PATH.read_text())
-    # the figures section, a file of its own (it is a third of the schema)
-    schema["properties"]["figures"] = yaml.safe_load(
-        SCHEMA_PATH.with_name("figures.schema.yaml").read_text()
-    )
-    schema["properties"]["data"]["properties"]["source"]["enum"] = list(SOURCES)
-    trained = [v for v in reg.VARIANTS if v.trained]
-    defs = schema["$defs"]
-    defs["variant"]["enum"] = [v.name for v in trained]
-    defs["one_anchor"]["enum"] = [v.name for v in trained if not v.two_kl]
-    alternation = "(" + "|".join(defs["variant"]["enum"]) + ")"
-    defs["fp_kind"]["pattern"] = defs["fp_kind"]["pattern"].replace("{variant}", alternation)
-    return schema
+    """The configuration's JSON schema (schemas/config.schema.yaml, complete on disk: Snakemake's
+    validate() reads the same file)."""
+    return yaml.safe_load(SCHEMA_PATH.read_text())
 
 
 def _lookup(data, keys):

@@ -10,9 +10,9 @@ A variant is fixed by two choices (docs/theory.md Sec. 2-3):
 
 Every stage reads this module: the PoS maps, the oracle and the fixed points (grpo_repro.dynamics),
 the trainer (grpo_repro.train.trl_variant.trl_settings), the figures, the report's overlay, the
-fixed-point stage and the config schema's variant names (grpo_repro.config.load_schema). Each
-record is a file of its own, variant_records/<name>.yaml (data, not code): a new variant is one
-more file, and the workflow reruns only the jobs that read that record (workflow/rules/common.smk
+fixed-point stage. Each record is a file of its own, variant_records/<name>.yaml (data, not code):
+a new variant is one more file plus its name in the config schema's three variant lines
+(schemas/config.schema.yaml, held equal to the records by tests/unit/test_variants.py), and the workflow reruns only the jobs that read that record (workflow/rules/common.smk
 `code(..., variants=)`). A record says what a variant does, never how it looks: labels and colours
 live in grpo_repro.style, which only plots read, so a recolour reruns plot jobs only. VARIANTS
 holds the records in their `order`;
