@@ -57,7 +57,7 @@ class SharedPrefixLogps:
                 compute_entropy,
                 self.accelerator.autocast(),
                 fp32_head=bool(self.args.cast_lm_head_to_fp32),
-                entropy_grad=bool(self._entropy_bonus_enabled),
+                entropy_grad=self.args.entropy_coef != 0.0 or self.args.use_adaptive_entropy,
             )
             if res is not None:
                 logps_, ent = res

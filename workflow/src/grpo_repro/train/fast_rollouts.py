@@ -101,7 +101,7 @@ class SamplerRollouts:
 
     def _rollout_sampler(self):
         if getattr(self, "_fast_sampler", None) is None:
-            tok = self._tokenizer
+            tok = getattr(self.processing_class, "tokenizer", self.processing_class)
             side = tok.padding_side
             model = self.accelerator.unwrap_model(self.model)
             self._fast_sampler = TokenSampler(model, tok, batch_prompts=1 << 30)

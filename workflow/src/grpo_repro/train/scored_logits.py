@@ -6,6 +6,10 @@ of the next-token distributions, through TRL's kernel under autocast or with a f
 
 from __future__ import annotations
 
+#: tokens per chunk of TRL's kernel (TRL 1.16's own chunk size: the same float order as TRL's
+#: log-probs; a constant here, not TRL's private one)
+CHUNK_TOKENS = 32768
+
 
 def logit_transform(config) -> tuple[float, float | None]:
     """(logit_scale, final_logit_softcapping) of a model config, read as TRL 1.16's fused LM head
@@ -62,11 +66,10 @@ def score_tokens(
     scale, softcap = transform
     if fp32_head or torch.is_autocast_enabled(hidden.device.type):
         from trl.kernels import ChunkedLogProbFunction
-        from trl.trainer.utils import _CHUNKED_LOGPROB_CHUNK_SIZE
 
         bias = lm_head.bias
         outputs = ("log_probs", "entropy") if compute_entropy else ("log_probs",)
-        args = (targets, temperature, _CHUNKED_LOGPROB_CHUNK_SIZE, softcap, scale, outputs)
+        args = (targets, temperature, CHUNK_TOKENS, softcap, scale, outputs)
         if fp32_head:
             with torch.autocast(hidden.device.type, enabled=False):
                 lp, ent = ChunkedLogProbFunction.apply(hidden.float(), lm_head.weight, bias, *args)[
