@@ -127,8 +127,6 @@ def test_trainer_settings_come_from_the_record(toy):
     assert trl_settings(toy, "trl")["scale_rewards"] == "none"
     assert trl_settings("mirror", "trl")["sync_ref_model"] is True
     assert trl_settings(toy, "trl")["sync_ref_model"] is False
-    with pytest.raises(ValueError, match="not trained"):
-        trl_settings("two_kl_dr", "paper")
 
 
 def test_two_kl_trains_with_pi_ref_as_trl_reference_and_both_weights():
@@ -200,6 +198,9 @@ def test_schema_names_the_key_of_an_unknown_variant(default_config):
     bad = copy.deepcopy(default_config)
     bad["fixed_point"]["runs"] = ["ppo/k3"]
     assert [k for k, _ in cfg.schema_errors(bad)] == [["fixed_point", "runs", 0]]
+    bad = copy.deepcopy(default_config)  # a registered variant that is not trained
+    bad["variants"], bad["train"]["advantage"] = ["two_kl_dr"], "ppo"
+    assert sorted(k for k, _ in cfg.schema_errors(bad)) == [["train", "advantage"], ["variants", 0]]
 
 
 def test_schema_takes_two_kl_as_a_variant_and_a_fixed_point_run(default_config):

@@ -81,8 +81,6 @@ def test_batch_arithmetic_and_schedule():
     assert steps[:3] == [0, 150, 300] and steps[-2:] == [2550, 2660]
     with pytest.raises(ValueError, match="prompts_per_step"):
         total_steps(paper["train"], 20)
-    with pytest.raises(ValueError, match="whole groups"):
-        per_device_batch({**paper["train"], "prompts_per_step": 27}, 7)
 
 
 def test_every_hyperparameter_explicit(default_config, tmp_path):

@@ -40,15 +40,6 @@ def trl_settings(variant: str, advantage: str, alpha: float | None = None) -> di
     `kl_weights` (two-KL variants only, no key otherwise) the loss of grpo_repro.train.two_kl.
     """
     v = reg.get(variant, key="config key variants")
-    if not v.trained:
-        raise ValueError(
-            f"variant '{variant}' is not trained (config key variants); trained: "
-            + ", ".join(reg.names(trained=True))
-        )
-    if advantage not in ("paper", "trl"):
-        raise ValueError(
-            f"unknown advantage '{advantage}' (config key train.advantage): paper | trl"
-        )
     sync = v.prev_anchored  # the anchor is the policy that sampled the batch
     settings = {
         # mean-only: A = r - mean; the paper's eq. (4) is built from that in PaperGRPOTrainer
