@@ -84,3 +84,15 @@ def test_package_imports_go_one_way():
     src = Path(__file__).resolve().parents[2] / "workflow" / "src"
     models = closure(["grpo_repro.models"], src)
     assert models and not [f for f in models if "/data/" in f], models
+
+
+def test_no_job_reads_the_configuration_code():
+    """The configuration's loading and checks (and the run's start check of the hub cache) run when
+    the workflow loads, never in a job: no script's code closure holds them, so editing a check
+    reruns nothing (jobs get their settings as params)."""
+    root = Path(__file__).resolve().parents[2]
+    src = root / "workflow" / "src"
+    config_code = {"config.py", "config_checks.py", "config_layout.py", "prefetch.py"}
+    for script in sorted((root / "workflow" / "scripts").glob("*.py")):
+        files = {os.path.relpath(f, src / "grpo_repro") for f in closure([script], src)}
+        assert not files & config_code, (script.name, sorted(files & config_code))

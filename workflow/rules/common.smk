@@ -141,11 +141,13 @@ def on_start():
     loads: Snakemake sets it after parsing, so `workflow.local_exec` (True for `local`, False for
     `slurm`) tells a local run from a cluster's login node. The GPU rules' scripts check the device
     again on the node that runs them (grpo_repro.preflight)."""
-    from grpo_repro.preflight import PreflightError, check_at_start
+    from grpo_repro.preflight import PreflightError
 
     RUN_STARTED.append(time.time())  # the jobs of this invocation: on_success's time table
     try:
-        check_at_start(config, local=workflow.local_exec and not workflow.touch, files=CONFIG_FILES)
+        cfg.check_at_start(
+            config, local=workflow.local_exec and not workflow.touch, files=CONFIG_FILES
+        )
         if prefetch.needs(config) and check_sizes(config, CONFIG_FILES) != DATA_SIZES:
             raise ValueError(f"the hub's split sizes differ from the assumed {DATA_SIZES}")
     except (PreflightError, ValueError) as err:

@@ -174,6 +174,16 @@ def _where(keys: list, files: list[str | Path], config: dict | None = None, rela
     return ""
 
 
+def described(errors: list, files: list, config: dict, what: str) -> str:
+    """`what`, then a line per (key path, message[, related key paths]): the key, the file:line
+    that set it, what is wrong."""
+    lines = [
+        f"  config key '{_dotted(e[0])}'{_where(e[0], files, config, *e[2:])}: {e[1]}"
+        for e in errors
+    ]
+    return f"{what}:\n" + "\n".join(lines)
+
+
 def check(config: dict, files: Iterable[str | Path] = ()) -> dict:
     """Validate `config`; raise ConfigError naming every bad key (with file:line when found), and
     every value of `files` that a YAML loader reads ambiguously (yaml_ambiguities)."""
@@ -185,12 +195,25 @@ def check(config: dict, files: Iterable[str | Path] = ()) -> dict:
     if not errors:
         errors = cross_field_errors(config)
     if errors:
-        lines = [
-            f"  config key '{_dotted(e[0])}'{_where(e[0], files, config, *e[2:])}: {e[1]}"
-            for e in errors
-        ]
-        raise ConfigError("invalid configuration:\n" + "\n".join(lines))
+        raise ConfigError(described(errors, files, config, "invalid configuration"))
     return config
+
+
+def check_at_start(config: dict, local: bool, files: Iterable[str | Path] = ()) -> None:
+    """When a run starts (before any job; workflow/rules/common.smk `on_start`): the software and
+    what the run reads from the hub in the local cache (grpo_repro.prefetch.missing: jobs never
+    reach the hub), always; the device (grpo_repro.preflight) only when the jobs run on this
+    machine (`local`: a local executor, not a cluster's). Raises PreflightError naming each key
+    with the file and line that set it."""
+    from grpo_repro import preflight
+    from grpo_repro.prefetch import missing as hub_missing
+
+    files = list(files)
+    errors = preflight.software_errors(config) + hub_missing(config, files[1:])
+    if local:
+        errors += preflight.device_errors(config)
+    if errors:
+        raise preflight.PreflightError(described(errors, files, config, "this run cannot start"))
 
 
 def located(

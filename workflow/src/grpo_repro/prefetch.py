@@ -1,7 +1,8 @@
 """The prefetch (Sec. 6's pi_ref and GSM8K): what a configuration reads from the Hugging Face hub
-(`needs`), what the local cache lacks of it (`missing`: the run's start check, grpo_repro.preflight),
-and the download that fills the cache at the pinned revisions (`prefetch`), run once where the hub is
-reachable (a login node), into storage the compute nodes see:
+(`needs`), what the local cache lacks of it (`missing`: the run's start check,
+grpo_repro.config.check_at_start), and the download that fills the cache at the pinned revisions
+(`prefetch`), run once where the hub is reachable (a login node), into storage the compute nodes
+see:
 
     python -m grpo_repro.prefetch --configfile config/paper.yaml [overlays]
 
@@ -66,7 +67,7 @@ def needs(config: dict) -> list[Need]:
 
 def missing(config: dict, files=()) -> list[tuple[list, str]]:
     """(config key, message) for each piece of the hub that the run reads and the local cache
-    lacks, each naming the prefetch command (for the run's start check, grpo_repro.preflight)."""
+    lacks, each naming the prefetch command (the run's start check, config.check_at_start)."""
     command = PREFETCH.format(files=" ".join(map(str, files)) or "<your config files>")
     found = []
     for need in needs(config):

@@ -4,7 +4,9 @@ on a CPU, so the device is the part of a paper run (config/paper.yaml) it cannot
 are checked before any job starts, with errors that name the config key (and file:line), like the
 configuration's own.
 
-Where each check runs (workflow/rules/common.smk, `on_start`, and the GPU rules' scripts):
+Where each check runs (workflow/rules/common.smk `on_start`, through
+grpo_repro.config.check_at_start, and the GPU rules' scripts, `check_device`: no job's code closure
+holds the configuration's code, tests/unit/test_codedeps.py):
   * when a run starts (Snakemake's onstart: the main process, after the workflow has loaded and
     before the first job; never in a dry run, and never inside a cluster job, which runs with
     --no-hooks): the software (vLLM installed) and the hub (model and dataset in the local
@@ -25,7 +27,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
 from grpo_repro import gpus
@@ -36,7 +37,6 @@ from grpo_repro.device_facts import (  # proc_driver: re-exported for tests/unit
     old_driver,
     proc_driver,  # noqa: F401
 )
-from grpo_repro.prefetch import missing as hub_missing
 
 PROBE_ARGS = ("-m", "grpo_repro.preflight", "--probe")  # the child that prints `facts()` as JSON
 SRC = str(
@@ -211,32 +211,14 @@ def device_errors(config: dict) -> list[tuple[list, str]]:
     return found
 
 
-def _raise(errors, files: Iterable[str | Path], config: dict, what: str) -> None:
-    if not errors:
-        return
-    from grpo_repro.config import _dotted, _where
-
-    files = list(files)
-    lines = [f"  config key '{_dotted(k)}'{_where(k, files, config)}: {m}" for k, m in errors]
-    raise PreflightError(f"{what}:\n" + "\n".join(lines))
-
-
-def check_at_start(config: dict, local: bool, files: Iterable[str | Path] = ()) -> None:
-    """When a run starts (before any job): software, and what the run reads from the hub in the
-    local cache (grpo_repro.prefetch.missing: jobs never reach the hub), always; the device only when
-    the jobs run on this machine (`local`: a local executor, not a cluster's)."""
-    files = list(files)
-    errors = software_errors(config) + hub_missing(config, files[1:])
-    if local:
-        errors += device_errors(config)
-    _raise(errors, files, config, "this run cannot start")
-
-
 def check_device(config: dict) -> None:
     """At the start of a GPU rule's job, before any model is loaded: the device it needs.
     `config` holds the keys it sets (train.bf16, train.use_vllm, eval.backend, vllm.platform), all
-    optional."""
-    _raise(software_errors(config) + device_errors(config), [], config, "this job cannot run here")
+    optional. (A run's start check, with the hub and file:line: grpo_repro.config.check_at_start.)"""
+    errors = software_errors(config) + device_errors(config)
+    if errors:
+        lines = [f"  config key '{'.'.join(map(str, k))}': {m}" for k, m in errors]
+        raise PreflightError("this job cannot run here:\n" + "\n".join(lines))
 
 
 if __name__ == "__main__":
