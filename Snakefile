@@ -46,7 +46,7 @@ if config["zero"]:  # the zero-success study (null: none)
 include: "workflow/rules/report.smk"
 
 
-if ORGANISM:  # replicates of the built pi_ref (named target `replicates`)
+if P.organism:  # replicates of the built pi_ref (named target `replicates`)
 
     include: "workflow/rules/replicates.smk"
 

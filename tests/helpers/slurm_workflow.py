@@ -76,15 +76,14 @@ def rule_resources(rule: str) -> dict[str, str]:
 
 
 def fast_stage_targets(workdir: Path) -> list[str]:
-    """The theory stage's outputs + figures_targets(), read from the Snakefile itself."""
+    """The theory stage's outputs + the plan's figures_targets(), read from the Snakefile itself."""
     found = workdir / ".targets.json"
     wrapper = workdir / ".targets.smk"
     wrapper.write_text(
         f"include: {str(workdir / 'Snakefile')!r}\n"
         "import json as _json\n"
         "_found = {'theory_targets': [str(t) for t in rules.theory_derivations.output]}\n"
-        "if callable(globals().get('figures_targets')):\n"
-        "    _found['figures_targets'] = [str(t) for t in figures_targets()]\n"
+        "_found['figures_targets'] = [str(t) for t in P.figures_targets()]\n"
         f"with open({str(found)!r}, 'w') as _fh:\n"
         "    _json.dump(_found, _fh)\n"
     )

@@ -119,7 +119,8 @@ with SnakemakeApi(OutputSettings()) as api:
         code = r.input.get("code", [])
         return list(code(type("W", (), {"run": first_run(r)})) if callable(code) else code)
     def variant(run):  # the run's variant, from the run table that holds it
-        tables = [t for t in wf.globals.values() if isinstance(t, dict) and run in t]
+        found = [*wf.globals.values(), *vars(wf.globals["P"]).values()]  # the plan's tables too
+        tables = [t for t in found if isinstance(t, dict) and run in t]
         return getattr(tables[0][run], "variant", None) if run and tables else None
     rules = [{"name": r.name, "script": r.script, "code": code(r),
               "variant": variant(first_run(r)), "func": dict(r.params.items()).get("func")}
@@ -228,3 +229,46 @@ def test_scripts_read_only_their_rule():
         text = script.read_text()
         assert not re.search(r"\b(sm|snakemake)\.config\b", text), script.name
         assert "io.log_to(sm.log[0])" in text, f"{script.name}: one logging line, io.log_to"
+
+
+#: what common.smk gives every rule file (the plan and three helpers) and what the Snakefile reads
+SHARED = {
+    "P",
+    "code",
+    "settings",
+    "gpus",
+    "all_targets",
+    "on_start",
+    "on_success",
+    "check_copied_tree",
+}
+
+
+def _top_level_names(text: str) -> set[str]:
+    """The globals a Snakemake file defines: assignments, functions, classes, imports, loops."""
+    names = set(re.findall(r"^(?:def |class )(\w+)", text, re.M))
+    names |= set(re.findall(r"^(\w+)\s*=", text, re.M))
+    names |= set(re.findall(r"^for (\w+) in", text, re.M))
+    for line in re.findall(r"^(?:from \S+ )?import (.+)$", text, re.M):
+        names |= {part.split(" as ")[-1].strip(" ()").split(".")[0] for part in line.split(",")}
+    return names
+
+
+def test_rule_files_share_only_the_plan_and_the_helpers():
+    """A rule file reads the plan P and common.smk's helpers and imports the rest itself: no
+    global one rule file defines is read by another (Snakemake's includes share one namespace)."""
+    files = [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
+    # each file's code less its docstrings, comments, strings and import lines
+    strip = r'"""[\s\S]*?"""|#.*|"[^"\n]*"|^(?:from|import) .*$'
+    code = {f: re.sub(strip, "", f.read_text(), flags=re.M) for f in files}
+    defined = {f: _top_level_names(f.read_text()) for f in files}
+    shared = {
+        (name, g.name)
+        for f in files
+        for name in defined[f]
+        for g in files
+        if g != f
+        and name not in defined[g]
+        and re.search(rf"(?<![\w.]){name}\b(?!\s*=[^=])", code[g])  # a read, not a keyword
+    }
+    assert {name for name, _ in shared} <= SHARED, sorted(shared)

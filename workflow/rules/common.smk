@@ -1,10 +1,11 @@
-"""Configuration checks, the run's shared names and the helpers every rule file uses.
+"""Configuration checks, the run's plan and the helpers every rule file uses.
 
 The configuration is checked once (grpo_repro.config.check: schema, renamed keys, cross-field rules;
 errors name key, file and line; Snakemake's validate() then fills in the schema's defaults) and the
-data against it, before any job is scheduled. Each rule's code inputs are derived (`code()`: the import closure of its script in
-the package), never listed by hand; each GPU rule's `gpu` resource comes from `gpus()`. A stage's
-own tables and helpers live in helpers/<stage>.smk, which its rule file includes.
+data against it, before any job is scheduled. `P` (grpo_repro.workflow_plan.Plan) holds every name
+the rule files share (paths, run tables, checkpoint steps, entries). Each rule's code inputs are
+derived (`code()`: the import closure of its script in the package), never listed by hand; each GPU
+rule's `gpu` resource comes from `gpus()`; `settings()` passes whole configuration sections.
 """
 
 import functools
@@ -15,18 +16,16 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from grpo_repro import config as cfg
-from grpo_repro.config_checks import SCHEMA_PATH
-from grpo_repro.codedeps import closure, put_on_pythonpath
 from grpo_repro import hub, prefetch
+from grpo_repro.codedeps import closure, put_on_pythonpath
+from grpo_repro.config_checks import SCHEMA_PATH
 from grpo_repro.data.sets import check_sources
 from grpo_repro.data.sources import record_module
-from grpo_repro.data.sizes import check_sizes, n_epoch_prompts
-from grpo_repro.evaluate import tasks as ev_tasks
+from grpo_repro.data.sizes import check_sizes
 from grpo_repro.gpus import job_gpus
-from grpo_repro.runs import REF, Tree, constraint, grpo_runs
-from grpo_repro.train.schedule import checkpoint_steps
 from grpo_repro.variants import names as variant_names
 from grpo_repro.variants import record_file as variant_record
+from grpo_repro.workflow_plan import Plan
 
 
 def here(path):
@@ -53,29 +52,13 @@ try:
 except ValueError as err:  # ConfigError is a ValueError
     raise WorkflowError(str(err)) from None
 
-VARIANTS = list(config["variants"])
-SEEDS = list(config["train"]["seeds"])  # GRPO seeds: one run per (variant, seed)
-RESULTS = "results"
-TREE = Tree(RESULTS)  # where a run's checkpoints and tables live (grpo_repro.runs)
-RUN_TABLE = grpo_runs(VARIANTS, SEEDS)  # name {variant}/seed_{seed} -> run: the {run} wildcard
-RUNS = list(RUN_TABLE)
-LOGS = f"{RESULTS}/logs"  # every job's log
-BENCH = f"{RESULTS}/benchmarks"  # Snakemake benchmark files: wall time and memory of every job
-ORGANISM = config["model"]["name_or_path"] is None  # pi_ref is a model the pipeline builds
-# pi_ref in the jobs' params: the built organism, a local directory, or a hub id at its pinned
-# revision, "id@revision" (grpo_repro.hub.spec: each job reads that snapshot from the cache)
-REF_MODEL = TREE.ref_model() if ORGANISM else hub.spec(config["model"])
-N_EPOCH_PROMPTS = n_epoch_prompts(config, DATA_SIZES)
-STEPS = checkpoint_steps(config["train"], N_EPOCH_PROMPTS)  # step 0 = pi_ref
-SPLITS = list(config["eval"]["splits"])
-EVAL_SPLITS = ev_tasks.task_splits(config)  # the splits evaluation reads (+ temperature_splits)
-ENV = "../../envs/cpu.yaml" if ORGANISM else "../../envs/gpu.yaml"  # every rule's conda env
+P = Plan(config, DATA_SIZES)  # the names every rule file reads (grpo_repro.workflow_plan)
 RUN_STARTED = []  # when this invocation started its jobs (on_start)
 METADATA = ".snakemake/metadata"  # Snakemake's records of the jobs that made each output
 
 
 wildcard_constraints:
-    split="|".join(EVAL_SPLITS),
+    split="|".join(P.eval_splits),
     step=r"\d+",
 
 
@@ -122,12 +105,12 @@ def all_targets():
     """Every final artifact of the graph (each stage's targets: its rule file)."""
     return (
         list(rules.theory_derivations.output)
-        + figures_targets()
+        + P.figures_targets()
         + list(rules.data_prepare.output)
-        + train_targets()
-        + evaluate_targets()
-        + report_targets()
-        + fixed_point_targets()  # the compact study; the others are named targets
+        + P.train_targets()
+        + P.evaluate_targets()
+        + list(rules.report_all.input)
+        + P.fixed_point_targets()  # the compact study; the others are named targets
         # the zero-success study: its page, data and figure
         + (list(rules.zero_summary.output) + list(rules.zero_plot.output) if config["zero"] else [])
     )
@@ -160,8 +143,8 @@ def on_success():
     from grpo_repro.provenance import write_stage_provenance
     from grpo_repro.report.summary import stage_times
 
-    write_stage_provenance(RESULTS, metadata=METADATA)
-    print(stage_times(BENCH, since=RUN_STARTED[0] if RUN_STARTED else None))
+    write_stage_provenance(P.results, metadata=METADATA)
+    print(stage_times(P.bench, since=RUN_STARTED[0] if RUN_STARTED else None))
 
 
 def current_params(rule_name, path):
@@ -186,6 +169,6 @@ def check_copied_tree():
     scheduled (grpo_repro.provenance.stale_outputs, from the rules' own params)."""
     from grpo_repro.provenance import stale_outputs
 
-    stale = stale_outputs(RESULTS, current_params, METADATA)
+    stale = stale_outputs(P.results, current_params, METADATA)
     if stale:
         raise WorkflowError(stale)

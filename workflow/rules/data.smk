@@ -6,23 +6,20 @@ split (organism.tokenizer); every record carries its rendered prompt
 """
 
 
-include: "helpers/data.smk"  # the stage's tables and helpers
-
-
 rule data_prepare:
     """The prompt sets (JSONL: train, val, test, the training pool, the organism's SFT data), their
     sizes and difficulty mix (splits.json) and the tokenizer that rendered them."""
     input:
-        **data_inputs(),
+        **P.data_inputs(),
         code=code("data_prepare.py"),
     output:
-        **data_outputs(),
+        **{k: directory(v) if k == "tokenizer" else v for k, v in P.data_files().items()},
     log:
-        f"{LOGS}/data/data_prepare.log",
+        f"{P.logs}/data/data_prepare.log",
     benchmark:
-        f"{BENCH}/data/data_prepare.tsv"
+        f"{P.bench}/data/data_prepare.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
         settings=settings("seed", "data", "prompt", "organism", "model"),

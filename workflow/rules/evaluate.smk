@@ -9,39 +9,39 @@ One job per run writes all its tables (one start-up, each model loaded once); a 
 evaluated once, as run `ref` (results/evaluate/ref/{split}/step_0*), and shared by every run.
 """
 
-
-include: "helpers/evaluate.smk"  # the stage's tables and helpers
+from grpo_repro import config as cfg
+from grpo_repro.runs import REF, constraint
 
 
 rule evaluate_reference:
     """pi_ref (step 0) on every split, and at every temperature of eval.temperatures (the device
     that eval.backend and train.bf16 need is checked first, grpo_repro.preflight)."""
     input:
-        data=eval_data(),
-        model=ref_model_input(),
+        data=P.eval_data(),
+        model=P.ref_input,
         code=code("evaluate_run.py", variants=()),  # reads no variant record
     output:
-        tables=[t.csv for t in eval_tasks(REF)],
-        meta=[t.json for t in eval_tasks(REF)],
+        tables=[t.csv for t in P.eval_tasks(REF)],
+        meta=[t.json for t in P.eval_tasks(REF)],
     log:
-        f"{LOGS}/evaluate/ref.log",
+        f"{P.logs}/evaluate/ref.log",
     benchmark:
-        f"{BENCH}/evaluate/ref.tsv"
+        f"{P.bench}/evaluate/ref.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     resources:
         gpu=gpus("eval"),  # GPUs of the job (common.smk gpus)
         mem_mb=3000,
-        runtime=30 if ORGANISM else 240,  # minutes (the SLURM profile may override)
+        runtime=30 if P.organism else 240,  # minutes (the SLURM profile may override)
         # speed only: a resource is no rerun trigger (Snakemake 9 reruns on mtime, params,
         # input, software-env, code), so changing eval.batch_prompts reruns nothing
         batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),
     params:
         run=REF,
-        models={0: REF_MODEL},
-        tasks=[t.as_dict() for t in eval_tasks(REF)],
-        splits=EVAL_SPLITS,
+        models={0: P.ref_model},
+        tasks=[t.as_dict() for t in P.eval_tasks(REF)],
+        splits=P.eval_splits,
         settings=cfg.eval_settings(config),
     script:
         "../scripts/evaluate_run.py"
@@ -51,31 +51,31 @@ rule evaluate_run:
     """Every checkpoint of one GRPO run on every split, and its final checkpoint at every
     temperature of eval.temperatures."""
     input:
-        data=eval_data(),
-        model=TREE.run_json("{run}"),
+        data=P.eval_data(),
+        model=P.tree.run_json("{run}"),
         code=code("evaluate_run.py", variants=()),  # reads no variant record
     output:
-        tables=[t.csv for t in eval_tasks("{run}")],
-        meta=[t.json for t in eval_tasks("{run}")],
+        tables=[t.csv for t in P.eval_tasks("{run}")],
+        meta=[t.json for t in P.eval_tasks("{run}")],
     log:
-        f"{LOGS}/evaluate/{{run}}.log",
+        f"{P.logs}/evaluate/{{run}}.log",
     benchmark:
-        f"{BENCH}/evaluate/{{run}}.tsv"
+        f"{P.bench}/evaluate/{{run}}.tsv"
     wildcard_constraints:
-        run=constraint(RUNS),
+        run=constraint(P.runs),
     conda:
-        ENV
+        P.env
     threads: 1
     resources:
         gpu=gpus("eval"),
         mem_mb=3000,
-        runtime=60 if ORGANISM else 720,  # minutes (the SLURM profile may override)
+        runtime=60 if P.organism else 720,  # minutes (the SLURM profile may override)
         batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),  # speed only
     params:
         run=lambda w: w.run,
-        models=lambda w: TREE.checkpoints(w.run, STEPS),
-        tasks=lambda w: [t.as_dict() for t in eval_tasks(w.run)],
-        splits=EVAL_SPLITS,
+        models=lambda w: P.tree.checkpoints(w.run, P.steps),
+        tasks=lambda w: [t.as_dict() for t in P.eval_tasks(w.run)],
+        splits=P.eval_splits,
         settings=cfg.eval_settings(config),
     script:
         "../scripts/evaluate_run.py"

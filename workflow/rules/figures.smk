@@ -11,9 +11,7 @@ plot rule figures_plot_<family> that reads only those CSVs (PNG + PDF). Adding a
 registry entry and its two functions.
 """
 
-
-include: "helpers/figures.smk"  # the stage's tables and helpers
-
+from grpo_repro.figures.registry import FAMILIES, module_of
 
 for fam in FAMILIES:
 
@@ -23,17 +21,17 @@ for fam in FAMILIES:
         input:
             code=code("figures_data.py", module_of(fam.compute)),
         output:
-            **figure_csvs(fam),
+            **P.figure_csvs(fam),
         log:
-            f"{LOGS}/figures/figures_data_{fam.name}.log",
+            f"{P.logs}/figures/figures_data_{fam.name}.log",
         benchmark:
-            f"{BENCH}/figures/figures_data_{fam.name}.tsv"
+            f"{P.bench}/figures/figures_data_{fam.name}.tsv"
         conda:
-            ENV
+            P.env
         threads: 1
         params:
             func=fam.compute,
-            cfg={k: FIG_CFG[k] for k in fam.keys},
+            cfg={k: P.fig_cfg[k] for k in fam.keys},
         script:
             "../scripts/figures_data.py"
 
@@ -41,20 +39,20 @@ for fam in FAMILIES:
         name:
             f"figures_plot_{fam.name}"
         input:
-            **{n: f"{FIG}/{s}.csv" for n, s in fam.plot_frames().items()},
+            **{n: f"{P.fig}/{s}.csv" for n, s in fam.plot_frames().items()},
             code=code("figures_plot.py", module_of(fam.plot)),
         output:
-            figure_files(fam),
+            [report(p, **kw) if kw else p for p, kw in P.figure_files(fam)],
         log:
-            f"{LOGS}/figures/figures_plot_{fam.name}.log",
+            f"{P.logs}/figures/figures_plot_{fam.name}.log",
         benchmark:
-            f"{BENCH}/figures/figures_plot_{fam.name}.tsv"
+            f"{P.bench}/figures/figures_plot_{fam.name}.tsv"
         conda:
-            ENV
+            P.env
         threads: 1
         params:
             func=fam.plot,
-            extra=fam.extra(FIG_CFG),
+            extra=fam.extra(P.fig_cfg),
         script:
             "../scripts/figures_plot.py"
 
@@ -62,4 +60,4 @@ for fam in FAMILIES:
 rule figures_all:
     """Every output of the figures stage (`snakemake -c2 figures_all`)."""
     input:
-        figures_targets(),
+        P.figures_targets(),

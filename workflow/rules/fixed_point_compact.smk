@@ -5,35 +5,38 @@ steps), and the resampling that says how finely it resolves the law of Thm 2-3 a
 (grpo_repro.fixed_point.resolution).
 """
 
+from grpo_repro.fixed_point import runs as fp_runs
+from grpo_repro.runs import constraint
+
 
 use rule fixed_point_evaluate as fixed_point_evaluate_compact with:
     output:
-        tables=[t.csv for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_COMPACT_STEPS)],
-        meta=[t.json for t in fp_runs.eval_tasks(FP_DIR, "{run}", FP_COMPACT_STEPS)],
+        tables=[t.csv for t in fp_runs.eval_tasks(P.fp_dir, "{run}", P.fp_compact_steps)],
+        meta=[t.json for t in fp_runs.eval_tasks(P.fp_dir, "{run}", P.fp_compact_steps)],
     wildcard_constraints:
-        run=constraint(FP_COMPACT),
+        run=constraint(P.fp_compact),
 
 
 rule fixed_point_resolution:
     """Study compact: how finely it resolves p*_G's gap against the better baseline, by resampling
     its prompts and samples at its own and smaller counts (grpo_repro.fixed_point.resolution)."""
     input:
-        prompts=f"{FP_COMPACT_DIR}/data/prompts.csv",
+        prompts=f"{P.fp_compact_dir}/data/prompts.csv",
         code=code("fixed_point_resolution.py"),
     output:
-        csv=f"{FP_COMPACT_DIR}/data/resolution.csv",
+        csv=f"{P.fp_compact_dir}/data/resolution.csv",
     log:
-        f"{LOGS}/fixed_point/fixed_point_resolution.log",
+        f"{P.logs}/fixed_point/fixed_point_resolution.log",
     benchmark:
-        f"{BENCH}/fixed_point/fixed_point_resolution.tsv"
+        f"{P.bench}/fixed_point/fixed_point_resolution.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
         eps=config["train"]["smoothing_eps"],
-        samples=FP_COMPACT_RESAMPLE.get("samples", []),
-        prompts=FP_COMPACT_RESAMPLE.get("prompts", []),
+        samples=P.fp_compact_resample.get("samples", []),
+        prompts=P.fp_compact_resample.get("prompts", []),
         n_resamples=config["report"]["n_bootstrap"],
-        seed=FP["seeds"][0],
+        seed=P.fp["seeds"][0],
     script:
         "../scripts/fixed_point_resolution.py"

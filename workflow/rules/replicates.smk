@@ -8,8 +8,9 @@ puts every replicate (the default graph's pi_ref, `seed`, included) side by side
 (grpo_repro.report.replicates.replicate_table). The built organism only.
 """
 
-
-include: "helpers/replicates.smk"  # the stage's tables and helpers
+from grpo_repro import config as cfg
+from grpo_repro.runs import REF, Tree, constraint
+from grpo_repro.train.run_settings import grpo_run
 
 
 wildcard_constraints:
@@ -18,116 +19,116 @@ wildcard_constraints:
 
 use rule data_prepare as replicate_data with:
     output:
-        **data_outputs(REP_ROOT),
+        **{k: directory(v) if k == "tokenizer" else v for k, v in P.data_files(P.rep_root).items()},
     log:
-        f"{LOGS}/replicates/seed_{{rep}}/data_prepare.log",
+        f"{P.logs}/replicates/seed_{{rep}}/data_prepare.log",
     benchmark:
-        f"{BENCH}/replicates/seed_{{rep}}/data_prepare.tsv"
+        f"{P.bench}/replicates/seed_{{rep}}/data_prepare.tsv"
     params:
         settings=lambda w: {**settings("data", "prompt", "organism", "model"), "seed": int(w.rep)},
 
 
 use rule train_reference as replicate_reference with:
     input:
-        train=REP_TREE.data("sft"),
-        tokenizer=f"{REP_ROOT}/data/tokenizer",
+        train=P.rep_tree.data("sft"),
+        tokenizer=f"{P.rep_root}/data/tokenizer",
         code=code("train_reference.py", variants=()),
     output:
-        model=directory(REP_TREE.ref_model()),
-        log_csv=f"{REP_TREE.train_dir(REF)}/sft_log.csv",
-        run=REP_TREE.run_json(REF),
+        model=directory(P.rep_tree.ref_model()),
+        log_csv=f"{P.rep_tree.train_dir(REF)}/sft_log.csv",
+        run=P.rep_tree.run_json(REF),
     log:
-        f"{LOGS}/replicates/seed_{{rep}}/train_reference.log",
+        f"{P.logs}/replicates/seed_{{rep}}/train_reference.log",
     benchmark:
-        f"{BENCH}/replicates/seed_{{rep}}/train_reference.tsv"
+        f"{P.bench}/replicates/seed_{{rep}}/train_reference.tsv"
     params:
         settings=lambda w: {**settings("organism"), "seed": int(w.rep)},
 
 
 use rule train_grpo as replicate_train with:
     input:
-        ref=REP_TREE.run_json(REF),
-        prompts=grpo_prompts(REP_TREE),
-        code=lambda w: code("train_grpo.py", variants=[REP_RUN_TABLE[w.run].variant]),
+        ref=P.rep_tree.run_json(REF),
+        prompts=P.grpo_prompts(P.rep_tree),
+        code=lambda w: code("train_grpo.py", variants=[P.rep_run_table[w.run].variant]),
     output:
-        run=REP_TREE.run_json("{run}"),
-        log_csv=REP_TREE.train_log("{run}"),
+        run=P.rep_tree.run_json("{run}"),
+        log_csv=P.rep_tree.train_log("{run}"),
     log:
-        f"{LOGS}/replicates/seed_{{rep}}/train/{{run}}.log",
+        f"{P.logs}/replicates/seed_{{rep}}/train/{{run}}.log",
     benchmark:
-        f"{BENCH}/replicates/seed_{{rep}}/train/{{run}}.tsv"
+        f"{P.bench}/replicates/seed_{{rep}}/train/{{run}}.tsv"
     wildcard_constraints:
-        run=constraint(REP_RUN_TABLE),
+        run=constraint(P.rep_run_table),
     params:
         run=lambda w: grpo_run(
             config,
-            REP_RUN_TABLE[w.run].variant,
-            REP_RUN_TABLE[w.run].seed,
+            P.rep_run_table[w.run].variant,
+            P.rep_run_table[w.run].seed,
             data_seed=int(w.rep),
         ).params(),
-        ref=lambda w: rep_tree(w).ref_model(),
-        n_epoch_prompts=N_EPOCH_PROMPTS,
+        ref=lambda w: P.rep_tree_of(w.rep).ref_model(),
+        n_epoch_prompts=P.n_epoch_prompts,
 
 
 use rule evaluate_reference as replicate_evaluate_ref with:
     input:
-        data=eval_data(REP_TREE),
-        model=REP_TREE.run_json(REF),
+        data=P.eval_data(P.rep_tree),
+        model=P.rep_tree.run_json(REF),
         code=code("evaluate_run.py", variants=()),  # reads no variant record
     output:
-        tables=[t.csv for t in rep_tasks(REP_ROOT, REF)],
-        meta=[t.json for t in rep_tasks(REP_ROOT, REF)],
+        tables=[t.csv for t in P.rep_tasks(P.rep_root, REF)],
+        meta=[t.json for t in P.rep_tasks(P.rep_root, REF)],
     log:
-        f"{LOGS}/replicates/seed_{{rep}}/evaluate_ref.log",
+        f"{P.logs}/replicates/seed_{{rep}}/evaluate_ref.log",
     benchmark:
-        f"{BENCH}/replicates/seed_{{rep}}/evaluate_ref.tsv"
+        f"{P.bench}/replicates/seed_{{rep}}/evaluate_ref.tsv"
     params:
         run=REF,
-        models=lambda w: {0: rep_tree(w).ref_model()},
-        tasks=lambda w: [t.as_dict() for t in rep_tasks(rep_tree(w).root, REF)],
-        splits=EVAL_SPLITS,
+        models=lambda w: {0: P.rep_tree_of(w.rep).ref_model()},
+        tasks=lambda w: [t.as_dict() for t in P.rep_tasks(P.rep_tree_of(w.rep).root, REF)],
+        splits=P.eval_splits,
         settings=lambda w: {**cfg.eval_settings(config), "seed": int(w.rep)},
 
 
 use rule evaluate_run as replicate_evaluate with:
     input:
-        data=eval_data(REP_TREE),
-        model=REP_TREE.run_json("{run}"),
+        data=P.eval_data(P.rep_tree),
+        model=P.rep_tree.run_json("{run}"),
         code=code("evaluate_run.py", variants=()),  # reads no variant record
     output:
-        tables=[t.csv for t in rep_tasks(REP_ROOT, "{run}")],
-        meta=[t.json for t in rep_tasks(REP_ROOT, "{run}")],
+        tables=[t.csv for t in P.rep_tasks(P.rep_root, "{run}")],
+        meta=[t.json for t in P.rep_tasks(P.rep_root, "{run}")],
     log:
-        f"{LOGS}/replicates/seed_{{rep}}/evaluate/{{run}}.log",
+        f"{P.logs}/replicates/seed_{{rep}}/evaluate/{{run}}.log",
     benchmark:
-        f"{BENCH}/replicates/seed_{{rep}}/evaluate/{{run}}.tsv"
+        f"{P.bench}/replicates/seed_{{rep}}/evaluate/{{run}}.tsv"
     wildcard_constraints:
-        run=constraint(REP_RUN_TABLE),
+        run=constraint(P.rep_run_table),
     params:
         run=lambda w: w.run,
-        models=lambda w: rep_tree(w).checkpoints(w.run, STEPS[-1:]),
-        tasks=lambda w: [t.as_dict() for t in rep_tasks(rep_tree(w).root, w.run)],
-        splits=EVAL_SPLITS,
+        models=lambda w: P.rep_tree_of(w.rep).checkpoints(w.run, P.steps[-1:]),
+        tasks=lambda w: [t.as_dict() for t in P.rep_tasks(P.rep_tree_of(w.rep).root, w.run)],
+        splits=P.eval_splits,
         settings=lambda w: {**cfg.eval_settings(config), "seed": int(w.rep)},
 
 
 use rule report_temperature as replicate_temperature with:
     input:
-        tables=lambda w: [e["path"] for e in rep_entries(rep_tree(w).root)],
-        data=[REP_TREE.split_file(s) for s in TEMP_SPLITS],
+        tables=lambda w: [e["path"] for e in P.rep_entries(P.rep_tree_of(w.rep).root)],
+        data=[P.rep_tree.split_file(s) for s in P.temp_splits],
         code=code("report_temperature.py"),
     output:
-        curve=f"{REP_ROOT}/report/data/temperature_curve.csv",
-        best=f"{REP_ROOT}/report/data/best_vs_best.csv",
-        pass_k=f"{REP_ROOT}/report/data/pass_at_k.csv",
+        curve=f"{P.rep_root}/report/data/temperature_curve.csv",
+        best=f"{P.rep_root}/report/data/best_vs_best.csv",
+        pass_k=f"{P.rep_root}/report/data/pass_at_k.csv",
     log:
-        f"{LOGS}/replicates/seed_{{rep}}/report_temperature.log",
+        f"{P.logs}/replicates/seed_{{rep}}/report_temperature.log",
     benchmark:
-        f"{BENCH}/replicates/seed_{{rep}}/report_temperature.tsv"
+        f"{P.bench}/replicates/seed_{{rep}}/report_temperature.tsv"
     params:
-        entries=lambda w: rep_entries(rep_tree(w).root),
-        splits=TEMP_SPLITS,
-        headline="test" if "test" in TEMP_SPLITS else TEMP_SPLITS[0] if TEMP_SPLITS else None,
+        entries=lambda w: P.rep_entries(P.rep_tree_of(w.rep).root),
+        splits=P.temp_splits,
+        headline="test" if "test" in P.temp_splits else P.temp_splits[0] if P.temp_splits else None,
         n_bootstrap=config["report"]["n_bootstrap"],
         seed=config["seed"],
 
@@ -136,21 +137,21 @@ rule replicates_summary:
     """Every replicate of pi_ref side by side: each variant at its best temperature against pi_ref
     at its best, pooled over GRPO seeds and per seed (results/replicates/summary.{csv,md})."""
     input:
-        best=[rep_best(s) for s in REP_SEEDS],
+        best=[P.rep_best(s) for s in P.rep_seeds],
         code=code("replicates_summary.py"),
     output:
-        csv=f"{REP_DIR}/summary.csv",
-        md=f"{REP_DIR}/summary.md",
+        csv=f"{P.rep_dir}/summary.csv",
+        md=f"{P.rep_dir}/summary.md",
     log:
-        f"{LOGS}/replicates/replicates_summary.log",
+        f"{P.logs}/replicates/replicates_summary.log",
     benchmark:
-        f"{BENCH}/replicates/replicates_summary.tsv"
+        f"{P.bench}/replicates/replicates_summary.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
-        seeds=REP_SEEDS,
-        variants=REP_VARIANTS,
+        seeds=P.rep_seeds,
+        variants=P.rep_variants,
     script:
         "../scripts/replicates_summary.py"
 

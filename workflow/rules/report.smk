@@ -7,26 +7,28 @@ grpo_repro.report.registry.PLOTS) read only those files and write PNG + PDF (and
 under results/report/. Editing plotting code reruns plot rules only, never evaluation or training.
 """
 
-
-include: "helpers/report.smk"  # the stage's tables and helpers
+from grpo_repro import config as cfg
+from grpo_repro.report.registry import CATEGORIES
+from grpo_repro.report.registry import module_of as report_module
+from grpo_repro.runs import REF, run_name
 
 
 rule report_training:
     """Training curves' data: reward, KL, entropy, completion length, clip ratio per run and step."""
     input:
-        logs=[TREE.train_log(r) for r in RUNS],
+        logs=[P.tree.train_log(r) for r in P.runs],
         code=code("report_training.py"),
     output:
-        csv=f"{REPORT_DATA}/training.csv",
+        csv=f"{P.report_data}/training.csv",
     log:
-        f"{LOGS}/report/report_training.log",
+        f"{P.logs}/report/report_training.log",
     benchmark:
-        f"{BENCH}/report/report_training.tsv"
+        f"{P.bench}/report/report_training.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
-        runs=RUNS,
+        runs=P.runs,
     script:
         "../scripts/report_training.py"
 
@@ -37,19 +39,19 @@ rule report_landing:
     per verdict, the theory stage's pass count, the configuration's differences from the paper
     (the Snakefile's `report:` page)."""
     input:
-        json=f"{RESULTS}/summary.json",
-        picture=LANDING_PICTURE,
-        fp_picture=FP_COMPACT_PICTURE,  # plateau against p*_G per prompt (none without the study)
-        zero_picture=f"{RESULTS}/zero/zero.png" if config["zero"] else [],  # the zero study's
+        json=f"{P.results}/summary.json",
+        picture=P.landing_picture,
+        fp_picture=P.fp_compact_picture,  # plateau against p*_G per prompt (none without the study)
+        zero_picture=f"{P.results}/zero/zero.png" if config["zero"] else [],  # the zero study's
         code=code("report_landing.py"),
     output:
-        rst=f"{REPORT}/landing.rst",
+        rst=f"{P.report}/landing.rst",
     log:
-        f"{LOGS}/report/report_landing.log",
+        f"{P.logs}/report/report_landing.log",
     benchmark:
-        f"{BENCH}/report/report_landing.tsv"
+        f"{P.bench}/report/report_landing.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     script:
         "../scripts/report_landing.py"
@@ -58,21 +60,21 @@ rule report_landing:
 rule report_tables:
     """Sec. 6: every evaluation table -> one long CSV; pi_ref (step 0) repeated under each variant."""
     input:
-        tables=[e["path"] for e in EVAL_ENTRIES],
+        tables=[e["path"] for e in P.eval_entries],
         code=code("report_tables.py"),
     output:
-        long=f"{REPORT_DATA}/eval_long.csv",
+        long=f"{P.report_data}/eval_long.csv",
     log:
-        f"{LOGS}/report/report_tables.log",
+        f"{P.logs}/report/report_tables.log",
     benchmark:
-        f"{BENCH}/report/report_tables.tsv"
+        f"{P.bench}/report/report_tables.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
-        entries=EVAL_ENTRIES,
-        variants=VARIANTS,
-        steps=STEPS,
+        entries=P.eval_entries,
+        variants=P.variants,
+        steps=P.steps,
     script:
         "../scripts/report_tables.py"
 
@@ -83,13 +85,13 @@ rule report_trajectories:
         long=rules.report_tables.output.long,
         code=code("report_trajectories.py"),
     output:
-        csv=f"{REPORT_DATA}/trajectories.csv",
+        csv=f"{P.report_data}/trajectories.csv",
     log:
-        f"{LOGS}/report/report_trajectories.log",
+        f"{P.logs}/report/report_trajectories.log",
     benchmark:
-        f"{BENCH}/report/report_trajectories.tsv"
+        f"{P.bench}/report/report_trajectories.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
         n_prompts=config["report"]["n_trajectory_prompts"],
@@ -104,16 +106,16 @@ rule report_amplification:
         long=rules.report_tables.output.long,
         code=code("report_amplification.py"),
     output:
-        mean=f"{REPORT_DATA}/amplification_mean.csv",
-        prompts=f"{REPORT_DATA}/amplification_prompts.csv",
-        shares=f"{REPORT_DATA}/amplification_shares.csv",
-        paired=f"{REPORT_DATA}/paired_diff.csv",
+        mean=f"{P.report_data}/amplification_mean.csv",
+        prompts=f"{P.report_data}/amplification_prompts.csv",
+        shares=f"{P.report_data}/amplification_shares.csv",
+        paired=f"{P.report_data}/paired_diff.csv",
     log:
-        f"{LOGS}/report/report_amplification.log",
+        f"{P.logs}/report/report_amplification.log",
     benchmark:
-        f"{BENCH}/report/report_amplification.tsv"
+        f"{P.bench}/report/report_amplification.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
         n_bootstrap=config["report"]["n_bootstrap"],
@@ -126,22 +128,22 @@ rule report_overlay:
     """Thm 2, Thm 5, Sec. 5: each variant's recurrence from the measured p_ref beside the measurement."""
     input:
         long=rules.report_tables.output.long,
-        runs=[TREE.run_json(run_name(v, SEEDS[0])) for v in VARIANTS],  # each variant's settings
+        runs=[P.tree.run_json(run_name(v, P.seeds[0])) for v in P.variants],  # each variant's settings
         code=code("report_overlay.py"),
     output:
-        trajectories=f"{REPORT_DATA}/overlay_trajectories.csv",
-        curves=f"{REPORT_DATA}/overlay_curves.csv",
-        summary=f"{REPORT_DATA}/overlay_summary.csv",
+        trajectories=f"{P.report_data}/overlay_trajectories.csv",
+        curves=f"{P.report_data}/overlay_curves.csv",
+        summary=f"{P.report_data}/overlay_summary.csv",
     log:
-        f"{LOGS}/report/report_overlay.log",
+        f"{P.logs}/report/report_overlay.log",
     benchmark:
-        f"{BENCH}/report/report_overlay.tsv"
+        f"{P.bench}/report/report_overlay.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
-        variants=VARIANTS,
-        n_epoch_prompts=N_EPOCH_PROMPTS,
+        variants=P.variants,
+        n_epoch_prompts=P.n_epoch_prompts,
         n_prompts=config["report"]["n_trajectory_prompts"],
         seed=config["seed"],
     script:
@@ -152,24 +154,24 @@ rule report_temperature:
     """Thm 1 vs sharpening: success against the sampling temperature (pi_ref and every variant's
     final checkpoint, per problem class), best temperature against best temperature, pass@k."""
     input:
-        tables=[e["path"] for e in TEMP_ENTRIES],
-        data=[TREE.split_file(s) for s in TEMP_SPLITS],
+        tables=[e["path"] for e in P.temp_entries],
+        data=[P.tree.split_file(s) for s in P.temp_splits],
         code=code("report_temperature.py"),
     output:
-        curve=f"{REPORT_DATA}/temperature_curve.csv",
-        best=f"{REPORT_DATA}/best_vs_best.csv",
-        pass_k=f"{REPORT_DATA}/pass_at_k.csv",
+        curve=f"{P.report_data}/temperature_curve.csv",
+        best=f"{P.report_data}/best_vs_best.csv",
+        pass_k=f"{P.report_data}/pass_at_k.csv",
     log:
-        f"{LOGS}/report/report_temperature.log",
+        f"{P.logs}/report/report_temperature.log",
     benchmark:
-        f"{BENCH}/report/report_temperature.tsv"
+        f"{P.bench}/report/report_temperature.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
-        entries=TEMP_ENTRIES,
-        splits=TEMP_SPLITS,
-        headline="test" if "test" in TEMP_SPLITS else TEMP_SPLITS[0] if TEMP_SPLITS else None,
+        entries=P.temp_entries,
+        splits=P.temp_splits,
+        headline="test" if "test" in P.temp_splits else P.temp_splits[0] if P.temp_splits else None,
         n_bootstrap=config["report"]["n_bootstrap"],
         seed=config["seed"],
     script:
@@ -179,65 +181,68 @@ rule report_temperature:
 rule report_summary:
     """results/summary.{json,md}: the run in numbers beside the paper's (Sec. 6), with the config."""
     input:
-        **({"best": rules.report_temperature.output.best} if TEMP_ENTRIES else {}),
-        **({"curve": rules.report_temperature.output.curve} if TEMP_ENTRIES else {}),
-        **FP_COMPACT_DATA,  # the compact study's summary and resampling (none without it)
+        **({"best": rules.report_temperature.output.best} if P.temp_entries else {}),
+        **({"curve": rules.report_temperature.output.curve} if P.temp_entries else {}),
+        **P.fp_compact_data,  # the compact study's summary and resampling (none without it)
         # the zero-success study's section (none without it)
-        **({"zero": f"{RESULTS}/zero/data/zero.json"} if config["zero"] else {}),
+        **({"zero": f"{P.results}/zero/data/zero.json"} if config["zero"] else {}),
         mean=rules.report_amplification.output.mean,
         paired=rules.report_amplification.output.paired,
         shares=rules.report_amplification.output.shares,
         overlay=rules.report_overlay.output.summary,
         derivations=rules.theory_derivations.output.json,
         splits=rules.data_prepare.output.stats,
-        runs=[TREE.run_json(run_name(v, SEEDS[0])) for v in VARIANTS],  # each variant's settings
-        train_logs=[TREE.train_log(r) for r in RUNS],
+        runs=[P.tree.run_json(run_name(v, P.seeds[0])) for v in P.variants],  # each variant's settings
+        train_logs=[P.tree.train_log(r) for r in P.runs],
         code=code("report_summary.py"),
     output:
-        json=f"{RESULTS}/summary.json",
-        md=f"{RESULTS}/summary.md",
+        json=f"{P.results}/summary.json",
+        md=f"{P.results}/summary.md",
     log:
-        f"{LOGS}/report/report_summary.log",
+        f"{P.logs}/report/report_summary.log",
     benchmark:
-        f"{BENCH}/report/report_summary.tsv"
+        f"{P.bench}/report/report_summary.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
-        variants=VARIANTS,
-        runs=RUNS,
+        variants=P.variants,
+        runs=P.runs,
         config=cfg.without_speed_only(config),  # speed-only settings rerun nothing
-        fixed_point={k: FP[k] for k in ("compact", "ref_samples", "prompts_per_step")},
-        benchmarks=BENCH,  # optional Snakemake benchmark files, read if present
+        fixed_point={k: P.fp[k] for k in ("compact", "ref_samples", "prompts_per_step")},
+        benchmarks=P.bench,  # optional Snakemake benchmark files, read if present
     script:
         "../scripts/report_summary.py"
 
 
-for plot in REPORT_PLOTS:
+for plot in P.report_plots:
 
     rule:
         name:
             f"report_plot_{plot.name}"
         input:
-            **{k: f"{RESULTS}/{v}" for k, v in plot.inputs.items()},
+            **{k: f"{P.results}/{v}" for k, v in plot.inputs.items()},
             code=code("report_plot.py", report_module(plot.func)),
         output:
-            report_figures(plot, "{split}" if plot.per_split else None),
+            [
+                report(p, **kw) if kw else p
+                for p, kw in P.report_figures(plot, "{split}" if plot.per_split else None)
+            ],
         log:
-            f"{LOGS}/report/report_plot_{plot.name}"
+            f"{P.logs}/report/report_plot_{plot.name}"
             + ("_{split}" if plot.per_split else "")
             + ".log",
         benchmark:
-            f"{BENCH}/report/report_plot_{plot.name}"
+            f"{P.bench}/report/report_plot_{plot.name}"
             + ("_{split}" if plot.per_split else "")
             + ".tsv"
         conda:
-            ENV
+            P.env
         threads: 1
         params:
             func=plot.func,
-            variants=VARIANTS,
-            splits=SPLITS,
+            variants=P.variants,
+            splits=P.splits,
         script:
             "../scripts/report_plot.py"
 
@@ -245,4 +250,5 @@ for plot in REPORT_PLOTS:
 rule report_all:
     """Every output of the report stage (`snakemake -c2 report_all`)."""
     input:
-        report_targets(),
+        [f for r in P.report_compute for f in getattr(rules, r).output],
+        P.report_plot_files(),

@@ -16,14 +16,14 @@ rule theory_derivations:
     input:
         code=code("theory_derivations.py"),
     output:
-        json=f"{RESULTS}/theory/derivations.json",
-        md=f"{RESULTS}/theory/derivations.md",
+        json=f"{P.results}/theory/derivations.json",
+        md=f"{P.results}/theory/derivations.md",
     log:
-        f"{LOGS}/theory/theory_derivations.log",
+        f"{P.logs}/theory/theory_derivations.log",
     benchmark:
-        f"{BENCH}/theory/theory_derivations.tsv"
+        f"{P.bench}/theory/theory_derivations.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
         theory=config["theory"],

@@ -7,8 +7,9 @@ train.save_steps optimizer steps under results/train/{run}/checkpoints/step_N, r
 of grpo_repro.runs).
 """
 
-
-include: "helpers/train.smk"  # the stage's tables and helpers
+from grpo_repro import config as cfg
+from grpo_repro.runs import REF, constraint
+from grpo_repro.train.run_settings import grpo_run
 
 
 rule train_reference:
@@ -19,15 +20,15 @@ rule train_reference:
         tokenizer=rules.data_prepare.output.tokenizer,
         code=code("train_reference.py", variants=()),  # no variant record
     output:
-        model=directory(TREE.ref_model()),
-        log_csv=f"{TREE.train_dir(REF)}/sft_log.csv",
-        run=TREE.run_json(REF),
+        model=directory(P.tree.ref_model()),
+        log_csv=f"{P.tree.train_dir(REF)}/sft_log.csv",
+        run=P.tree.run_json(REF),
     log:
-        f"{LOGS}/train/train_reference.log",
+        f"{P.logs}/train/train_reference.log",
     benchmark:
-        f"{BENCH}/train/train_reference.tsv"
+        f"{P.bench}/train/train_reference.tsv"
     conda:
-        ENV
+        P.env
     threads: 2
     resources:
         gpu=gpus("sft"),  # GPUs of the job (common.smk gpus)
@@ -43,20 +44,20 @@ rule train_grpo:
     device it needs (CUDA, bf16, vLLM) is checked first, on the node that runs it
     (grpo_repro.preflight)."""
     input:
-        ref=ref_model_input(),
-        prompts=grpo_prompts(),
-        code=lambda w: code("train_grpo.py", variants=[RUN_TABLE[w.run].variant]),  # its own record
+        ref=P.ref_input,
+        prompts=P.grpo_prompts(),
+        code=lambda w: code("train_grpo.py", variants=[P.run_table[w.run].variant]),  # its own record
     output:
-        run=TREE.run_json("{run}"),
-        log_csv=TREE.train_log("{run}"),
+        run=P.tree.run_json("{run}"),
+        log_csv=P.tree.train_log("{run}"),
     log:
-        f"{LOGS}/train/{{run}}.log",
+        f"{P.logs}/train/{{run}}.log",
     benchmark:
-        f"{BENCH}/train/{{run}}.tsv"
+        f"{P.bench}/train/{{run}}.tsv"
     wildcard_constraints:
-        run=constraint(RUNS),
+        run=constraint(P.runs),
     conda:
-        ENV
+        P.env
     threads: 1
     resources:
         gpu=gpus("train"),  # train.devices (+1 for a vLLM server): grpo_repro.gpus.train_gpus
@@ -66,8 +67,8 @@ rule train_grpo:
         # the run's result-relevant settings (grpo_repro.train.run_settings: variant, GRPO seed,
         # train section less seeds and report_to, two_kl_alpha for two-KL runs only): a plain
         # dict, GRPORun.params(), since Snakemake tracks only builtin params (rerun trigger)
-        run=lambda w: grpo_run(config, RUN_TABLE[w.run].variant, RUN_TABLE[w.run].seed).params(),
-        ref=REF_MODEL,
-        n_epoch_prompts=N_EPOCH_PROMPTS,
+        run=lambda w: grpo_run(config, P.run_table[w.run].variant, P.run_table[w.run].seed).params(),
+        ref=P.ref_model,
+        n_epoch_prompts=P.n_epoch_prompts,
     script:
         "../scripts/train_grpo.py"

@@ -6,13 +6,16 @@ every run are measured on them; the control trains the first variant's first-see
 zeros alone, checking that no step before a sampled success moves the weights.
 """
 
+from grpo_repro import config as cfg
 from grpo_repro import zero
-from grpo_repro.runs import run_name
+from grpo_repro.report.registry import CATEGORIES
+from grpo_repro.runs import REF, Tree, run_name
+from grpo_repro.train.run_settings import grpo_run
 
 ZERO = config["zero"]  # the study's settings (the Snakefile includes this file when set)
-ZERO_DIR = f"{RESULTS}/zero"
+ZERO_DIR = f"{P.results}/zero"
 ZERO_TREE = Tree(ZERO_DIR)  # the control run's checkpoints
-ZERO_CONTROL = run_name(VARIANTS[0], SEEDS[0])  # the run the control repeats on the zeros alone
+ZERO_CONTROL = run_name(P.variants[0], P.seeds[0])  # the run the control repeats on the zeros alone
 ZERO_CONTROL_NAME = zero.CONTROL + ZERO_CONTROL  # the control in the study's tables
 # generated held-out problems: the organism's data source only (another's test split is the set)
 ZERO_EXTRA = ZERO["extra_held_out"] if config["data"]["source"] == "organism" else 0
@@ -23,26 +26,26 @@ ZERO_SPLITS = [s for s in ("train", "val", "test", "sft") if s in rules.data_pre
 rule zero_reference:
     """Screen and confirm pi_ref's zeros (grpo_repro.zero.candidates, confirm)."""
     input:
-        **{s: TREE.data(s) for s in ZERO_SPLITS},  # screened, or kept apart from new problems
-        model=ref_model_input(),
-        ref_test=TREE.table(REF, "test", 0),
+        **{s: P.tree.data(s) for s in ZERO_SPLITS},  # screened, or kept apart from new problems
+        model=P.ref_input,
+        ref_test=P.tree.table(REF, "test", 0),
         code=code("zero_reference.py", variants=()),
     output:
         prompts=f"{ZERO_DIR}/data/prompts.csv",
         zeros=f"{ZERO_DIR}/data/zeros.jsonl",
         control=f"{ZERO_DIR}/data/control.jsonl",
     log:
-        f"{LOGS}/zero/zero_reference.log",
+        f"{P.logs}/zero/zero_reference.log",
     benchmark:
-        f"{BENCH}/zero/zero_reference.tsv"
+        f"{P.bench}/zero/zero_reference.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     resources:
         gpu=gpus("eval"),
         batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),  # speed only
     params:
-        model=REF_MODEL,
+        model=P.ref_model,
         samples=ZERO["samples"],
         settings=cfg.eval_settings(config),
         splits=ZERO_SPLITS,
@@ -58,26 +61,26 @@ rule zero_control:
     """The control: the first variant's first-seed run, same settings, on the confirmed zeros alone
     (grpo_repro.train.zero_control), in one process."""
     input:
-        ref=ref_model_input(),
+        ref=P.ref_input,
         prompts=rules.zero_reference.output.control,
-        code=code("zero_control.py", variants=[VARIANTS[0]]),
+        code=code("zero_control.py", variants=[P.variants[0]]),
     output:
         run=ZERO_TREE.run_json(ZERO_CONTROL),
         log_csv=ZERO_TREE.train_log(ZERO_CONTROL),
         control=f"{ZERO_TREE.train_dir(ZERO_CONTROL)}/control.json",
     log:
-        f"{LOGS}/zero/zero_control.log",
+        f"{P.logs}/zero/zero_control.log",
     benchmark:
-        f"{BENCH}/zero/zero_control.tsv"
+        f"{P.bench}/zero/zero_control.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     resources:
         gpu=gpus("eval"),  # one process, one device
     params:
-        run=grpo_run(config, VARIANTS[0], SEEDS[0], train_overrides=zero.CONTROL_TRAIN).params(),
-        ref=REF_MODEL,
-        n_epoch_prompts=N_EPOCH_PROMPTS,
+        run=grpo_run(config, P.variants[0], P.seeds[0], train_overrides=zero.CONTROL_TRAIN).params(),
+        ref=P.ref_model,
+        n_epoch_prompts=P.n_epoch_prompts,
     script:
         "../scripts/zero_control.py"
 
@@ -87,27 +90,27 @@ rule zero_measure:
     (pi_ref and the final ones: zero.samples, the others: eval.samples)."""
     input:
         zeros=rules.zero_reference.output.zeros,
-        model=ref_model_input(),
-        runs=[TREE.run_json(r) for r in RUNS],
+        model=P.ref_input,
+        runs=[P.tree.run_json(r) for r in P.runs],
         control=rules.zero_control.output.run,
         code=code("zero_measure.py", variants=()),
     output:
         csv=f"{ZERO_DIR}/data/measured.csv",
     log:
-        f"{LOGS}/zero/zero_measure.log",
+        f"{P.logs}/zero/zero_measure.log",
     benchmark:
-        f"{BENCH}/zero/zero_measure.tsv"
+        f"{P.bench}/zero/zero_measure.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     resources:
         gpu=gpus("eval"),
         batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),  # speed only
     params:
         models={
-            REF: {0: REF_MODEL},
-            **{r: TREE.checkpoints(r, STEPS) for r in RUNS},
-            ZERO_CONTROL_NAME: ZERO_TREE.checkpoints(ZERO_CONTROL, STEPS),
+            REF: {0: P.ref_model},
+            **{r: P.tree.checkpoints(r, P.steps) for r in P.runs},
+            ZERO_CONTROL_NAME: ZERO_TREE.checkpoints(ZERO_CONTROL, P.steps),
         },
         control=ZERO_CONTROL_NAME,
         samples=ZERO["samples"],
@@ -129,20 +132,20 @@ rule zero_summary:
         json=f"{ZERO_DIR}/data/zero.json",
         md=f"{ZERO_DIR}/summary.md",
     log:
-        f"{LOGS}/zero/zero_summary.log",
+        f"{P.logs}/zero/zero_summary.log",
     benchmark:
-        f"{BENCH}/zero/zero_summary.tsv"
+        f"{P.bench}/zero/zero_summary.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
         control=ZERO_CONTROL_NAME,
         samples=ZERO["samples"],
         # sampled batches that hold a given training prompt in a main run (one per epoch)
-        train_visits=STEPS[-1]
+        train_visits=P.steps[-1]
         // config["train"]["num_iterations"]
         * config["train"]["prompts_per_step"]
-        / N_EPOCH_PROMPTS,
+        / P.n_epoch_prompts,
     script:
         "../scripts/zero_summary.py"
 
@@ -162,11 +165,11 @@ rule zero_plot:
         ),
         f"{ZERO_DIR}/zero.pdf",
     log:
-        f"{LOGS}/zero/zero_plot.log",
+        f"{P.logs}/zero/zero_plot.log",
     benchmark:
-        f"{BENCH}/zero/zero_plot.tsv"
+        f"{P.bench}/zero/zero_plot.tsv"
     conda:
-        ENV
+        P.env
     threads: 1
     params:
         samples=ZERO["samples"],

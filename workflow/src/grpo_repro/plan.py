@@ -93,37 +93,30 @@ def _eval_stage(name, completions: int, tokens: int, rate, runs: int) -> Stage:
 
 def plan(config: dict, throughput: dict, sizes: dict | None = None) -> list[Stage]:
     """The stages of the configuration's graph that run models, with their work and cost."""
-    from grpo_repro.data.sizes import n_epoch_prompts
-    from grpo_repro.evaluate import tasks as ev
     from grpo_repro.fixed_point import runs as fp_runs
     from grpo_repro.gpus import job_gpus
-    from grpo_repro.runs import REF, grpo_runs
+    from grpo_repro.runs import REF
     from grpo_repro.train.run_settings import grpo_run
-    from grpo_repro.train.schedule import checkpoint_steps
+    from grpo_repro.workflow_plan import Plan
 
+    P = Plan(config, sizes)  # the workflow's own runs, steps and evaluation tasks
     train_rate, eval_rate = throughput["train"], throughput["eval"]
     same_model = throughput.get("model") == config["model"]["name_or_path"]
     params = throughput.get("parameters") if same_model else None
     prompts = _split_prompts(config, sizes)
-    n_epoch = n_epoch_prompts(config, sizes)
-    runs = grpo_runs(config["variants"], config["train"]["seeds"])
-    first = next(iter(runs.values()))
+    first = P.run_table[P.runs[0]]
     train = dict(grpo_run(config, first.variant, first.seed).train)
     gpus = job_gpus(config, "train") or 1  # the training job's `gpu` resource (1: a CPU's)
-    stages = [_train_stage("train", train, n_epoch, len(runs), gpus, train_rate, params)]
-    steps = checkpoint_steps(train, n_epoch)
-    work = [_eval_work(ev.tasks("results", REF, steps, config), prompts, config["eval"])]
-    work += [
-        _eval_work(ev.tasks("results", r, steps, config), prompts, config["eval"]) for r in runs
-    ]
+    n_runs = len(P.runs)
+    stages = [_train_stage("train", train, P.n_epoch_prompts, n_runs, gpus, train_rate, params)]
+    work = [_eval_work(P.eval_tasks(r), prompts, config["eval"]) for r in [REF, *P.runs]]
     stages.append(
         _eval_stage(
-            "evaluate", sum(c for c, _ in work), sum(t for _, t in work), eval_rate, len(runs) + 1
+            "evaluate", sum(c for c, _ in work), sum(t for _, t in work), eval_rate, n_runs + 1
         )
     )
-    fp = config["fixed_point"]
-    if fp_runs.COMPACT in fp_runs.studies(fp):
-        stages += _compact(config, fp, train_rate, eval_rate, gpus, params)
+    if fp_runs.COMPACT in P.fp_studies:
+        stages += _compact(config, P.fp, train_rate, eval_rate, gpus, params)
     for stage in stages:
         stage.on_gpu = bool(job_gpus(config, "eval"))
     return stages
