@@ -1,7 +1,7 @@
 """The SLURM profile on a real (one-node, localhost) SLURM cluster started by the test itself.
 
-1. The real rules of the fast stages (whatever theory_targets() and figures_targets() of the
-   Snakefile produce; the default tier takes Figure 1's compute and plot rules, `-m slow` all of them)
+1. The real rules of the fast stages (the theory stage's outputs and the plan's figures_targets()
+   of the Snakefile; the default tier takes Figure 1's compute and plot rules, `-m slow` all of them)
    run through `snakemake --executor slurm --workflow-profile workflow/profiles/slurm`: every job
    is an sbatch job with its SLURM log, and the outputs equal those of a local run (timings aside).
 2. (-m slow) A tiny Snakefile with the profile's GPU rule names (each declaring a `gpu` resource, as the

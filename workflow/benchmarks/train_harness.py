@@ -55,7 +55,7 @@ def load_config(prompts_per_step=8, num_generations=8, **train_over) -> dict:
     return config
 
 
-#: data_prepare's files (workflow/rules/common.smk, data_outputs) the benchmarks read
+#: data_prepare's files (grpo_repro.workflow_plan.Plan.data_files) the benchmarks read
 DATA_FILES = {
     "train": "train.jsonl",
     "test": "test.jsonl",
