@@ -35,8 +35,9 @@ PRIVATE = {
     "(train.trainer.PaperGRPOTrainer); the fast step's deferred old log-probs (train.fast_defer)",
     "_compute_loss": "the two-KL variants' loss, Lemma 2 / Thm 9 (train.two_kl); the deferred "
     "old log-probs filled on the first loss forward (train.fast_defer)",
-    "_get_per_token_logps_and_entropies": "one policy forward shared by the two-KL loss's two "
-    "KL terms (train.trainer)",
+    "_get_per_token_logps_and_entropies": "TRL's log-probs hook: one policy forward shared by the "
+    "two-KL loss's two KL terms (train.trainer); the fast step's shared-prefix log-probs behind it "
+    "(train.fast_logps)",
     "_metrics": "the two-KL loss logs kl_previous beside TRL's kl (train.two_kl)",
     # a resumed run equals an uninterrupted one (transformers' Trainer)
     "_get_train_sampler": "an epoch-seeded prompt order, so a run resumed at an epoch boundary "
