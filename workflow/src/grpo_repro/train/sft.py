@@ -68,7 +68,7 @@ def build_model(
 @contextlib.contextmanager
 def compact_lm_head():
     """Score only the positions that have labels in TRL's fused LM head, on CPU too: the same
-    loss, about 1.3x faster SFT steps (workflow/benchmarks/bench_train.py).
+    loss, 1.1-1.3x faster SFT steps (workflow/benchmarks/bench_train.py sft, 2-core CPU).
 
     TRL 1.16's fused head (trl.trainer.utils.add_fused_lm_head)
     scores every position on devices without Triton (`compact = _use_triton(...)`) although
