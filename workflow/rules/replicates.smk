@@ -9,7 +9,7 @@ puts every replicate (the default graph's pi_ref, `seed`, included) side by side
 """
 
 from grpo_repro import config as cfg
-from grpo_repro.runs import REF, Tree, constraint
+from grpo_repro.runs import REF, constraint
 from grpo_repro.train.run_settings import grpo_run
 
 

@@ -8,9 +8,8 @@ under results/report/. Editing plotting code reruns plot rules only, never evalu
 """
 
 from grpo_repro import config as cfg
-from grpo_repro.report.registry import CATEGORIES
 from grpo_repro.report.registry import module_of as report_module
-from grpo_repro.runs import REF, run_name
+from grpo_repro.runs import run_name
 
 
 rule report_training:

@@ -220,8 +220,9 @@ def located(
     keys: list, msg: str, files: Iterable[str | Path], config: dict, related=()
 ) -> ConfigError:
     """The ConfigError of one bad key, in check()'s format (key, file:line, what is wrong)."""
-    where = _where(keys, list(files), config, related)
-    return ConfigError(f"invalid configuration:\n  config key '{_dotted(keys)}'{where}: {msg}")
+    return ConfigError(
+        described([(keys, msg, related)], list(files), config, "invalid configuration")
+    )
 
 
 #: the Snakefile's `configfile:`: the base every configuration file overrides (config/paper.yaml

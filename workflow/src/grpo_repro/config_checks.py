@@ -1,7 +1,7 @@
 """The configuration's value checks (grpo_repro.config.check reports them with file and line):
 the JSON schema (schemas/config.schema.yaml: types, ranges, allowed names), keys renamed since,
-and the cross-field rules a schema cannot state (the fixed-point steps, the eval splits, and, from grpo_repro.config_layout, the data
-source's files and the batch arithmetic of both layouts).
+and the cross-field rules a schema cannot state (the fixed-point steps, the eval splits, and, from
+grpo_repro.config_layout, the data source's files and the batch arithmetic of both layouts).
 Each check returns (key path, message[, related key paths]); nothing here reads a file's lines.
 """
 

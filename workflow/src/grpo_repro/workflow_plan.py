@@ -116,14 +116,14 @@ class Plan:
             f"{self.fp_compact_dir}/fixed_point.png" if self.fp_compact else []
         )
         # --- replicates of the built pi_ref (named target `replicates`)
-        self.rep = config["replicates"]
         self.rep_dir = f"{results}/replicates"
-        self.rep_root = REPLICATE_ROOT.format(results=results, rep="{rep}")  # one's results/
+        self.rep_root = self.rep_results("{rep}")  # one replicate's results/ (a pattern)
         self.rep_tree = Tree(self.rep_root)
         self.rep_variants = replicate_variants(config)  # replicates.variants, or the first
         self.rep_run_table = grpo_runs(self.rep_variants, self.seeds)  # the {run} wildcard
         # the default graph's pi_ref first
-        self.rep_seeds = list(dict.fromkeys([int(config["seed"]), *self.rep["seeds"]]))
+        seeds = config["replicates"]["seeds"]
+        self.rep_seeds = list(dict.fromkeys([int(config["seed"]), *seeds]))
 
     # --- data
     def data_files(self, root: str | None = None) -> dict:
@@ -213,12 +213,7 @@ class Plan:
         """Every output of the figures stage: the CSVs and every figure (PNG + PDF)."""
         out = []
         for fam in FAMILIES:
-            out += list(self.figure_csvs(fam).values())
-            out += [
-                f"{self.fig}/{stem}.{ext}"
-                for stem, _ in fam.stems(self.fig_cfg)
-                for ext in ("png", "pdf")
-            ]
+            out += [*self.figure_csvs(fam).values(), *(p for p, _ in self.figure_files(fam))]
         return out
 
     # --- fixed_point
