@@ -96,7 +96,7 @@ def _run(root, ref, n, train, devices, out, kill=False):
 
     deadline, step = time.time() + 900, 0
     while time.time() < deadline and proc.poll() is None:
-        step = trl_checkpoint_step(complete_trl_checkpoint(out / "work"))
+        step = trl_checkpoint_step(complete_trl_checkpoint(out / "work", processes=devices))
         if 0 < step < STEPS:  # torchrun starts its workers in their own sessions: kill the tree
             tree = [proc.pid, *(c.pid for c in psutil.Process(proc.pid).children(recursive=True))]
             for pid in tree:

@@ -70,8 +70,9 @@ def test_damaged_trainer_state_is_skipped_with_a_message(tmp_path, capsys):
     for n in (2, 4):
         d = tmp_path / f"checkpoint-{n}"
         d.mkdir()
-        for f in ("optimizer.pt", "scheduler.pt", "rng_state.pth", "model.safetensors"):
+        for f in ("optimizer.pt", "scheduler.pt", "model.safetensors"):
             (d / f).write_text("x")
+        torch.save({}, d / "rng_state.pth")
         (d / "trainer_state.json").write_text(json.dumps({"global_step": n}))
     (tmp_path / "checkpoint-4" / "trainer_state.json").write_text('{"global_st')  # cut by a kill
     assert ck.complete_trl_checkpoint(tmp_path) == str(tmp_path / "checkpoint-2")

@@ -103,20 +103,33 @@ def test_every_hyperparameter_explicit(default_config, tmp_path):
     assert extra["paper_advantage"] is True
 
 
-def test_multi_process_checkpoint_accepted(tmp_path):
-    """With several processes transformers writes rng_state_<rank>.pth instead of rng_state.pth."""
-    ck = tmp_path / "checkpoint-150"
+def _checkpoint(root, step, rng=("rng_state.pth",)):
+    """A TRL checkpoint-<step> with rank 0's files and whole RNG archives `rng`."""
+    ck = root / f"checkpoint-{step}"
     ck.mkdir()
-    for f in (
-        "trainer_state.json",
-        "optimizer.pt",
-        "scheduler.pt",
-        "model.safetensors",
-        "rng_state_0.pth",
-        "rng_state_1.pth",
-    ):
+    for f in ("trainer_state.json", "optimizer.pt", "scheduler.pt", "model.safetensors"):
         (ck / f).write_text("{}")
-    assert complete_trl_checkpoint(tmp_path) == str(ck)
+    for f in rng:
+        torch.save({"cpu": torch.get_rng_state()}, ck / f)
+    return ck
+
+
+def test_multi_process_checkpoint_needs_every_rank_rng_file(tmp_path):
+    """With several processes every rank writes its own rng_state_<rank>.pth, unsynchronised with rank
+    0's trainer_state.json: a checkpoint lacking one rank's file, or holding one cut mid-write, is
+    skipped (that rank would resume with fresh RNG state and part from the uninterrupted run)."""
+    two = ("rng_state_0.pth", "rng_state_1.pth")
+    good = _checkpoint(tmp_path, 4, two)
+    assert complete_trl_checkpoint(tmp_path, processes=2) == str(good)
+    assert complete_trl_checkpoint(tmp_path, processes=1) is None  # rng_state.pth absent
+    _checkpoint(tmp_path, 8, two[:1])  # killed before rank 1 saved its RNG state
+    assert complete_trl_checkpoint(tmp_path, processes=2) == str(good)
+    cut = _checkpoint(tmp_path, 12, two)
+    data = (cut / "rng_state_1.pth").read_bytes()
+    (cut / "rng_state_1.pth").write_bytes(data[: len(data) // 2])  # killed mid-write
+    assert complete_trl_checkpoint(tmp_path, processes=2) == str(good)
+    (cut / "rng_state_1.pth").write_bytes(data)
+    assert complete_trl_checkpoint(tmp_path, processes=2) == str(cut)
 
 
 def test_fingerprint_change_drops_resumable_state(tmp_path):
@@ -138,12 +151,10 @@ def test_fingerprint_change_drops_resumable_state(tmp_path):
 
 
 def test_incomplete_trl_checkpoint_skipped(tmp_path):
-    good, bad = tmp_path / "checkpoint-2", tmp_path / "checkpoint-4"
-    for d in (good, bad):
-        d.mkdir()
-        (d / "model.safetensors").write_bytes(b"x")
-    for f in ("trainer_state.json", "optimizer.pt", "scheduler.pt", "rng_state.pth"):
-        (good / f).write_text("{}")
+    good = _checkpoint(tmp_path, 2)
+    bad = tmp_path / "checkpoint-4"
+    bad.mkdir()
+    (bad / "model.safetensors").write_bytes(b"x")
     (bad / "trainer_state.json").write_text("{}")
     assert complete_trl_checkpoint(tmp_path) == str(good)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -17,7 +18,7 @@ TRL_CHECKPOINT_FILES = (
     "trainer_state.json",
     "optimizer.pt",
     "scheduler.pt",
-)  # + rng_state[_rank].pth
+)  # written by rank 0, trainer_state.json last; + one RNG file per process (rng_files)
 
 
 def trl_checkpoints(work_dir: str | Path) -> list[Path]:
@@ -26,17 +27,37 @@ def trl_checkpoints(work_dir: str | Path) -> list[Path]:
     return sorted(cands, key=lambda p: int(p.name.split("-")[1]))
 
 
-def complete_trl_checkpoint(work_dir: str | Path, before: int | None = None) -> str | None:
-    """Newest TRL checkpoint in work_dir (at a step < `before` if given) with all its files and a
-    readable trainer_state.json; a half-written or damaged one is skipped, and said so."""
+def rng_files(processes: int) -> list[str]:
+    """The RNG files transformers writes into a checkpoint: rng_state.pth for one process, else
+    rng_state_<rank>.pth by every rank on its own (unsynchronised with rank 0's trainer_state.json)."""
+    return ["rng_state.pth"] if processes <= 1 else [f"rng_state_{r}.pth" for r in range(processes)]
+
+
+def _whole_archive(path: Path) -> bool:
+    """Whether `path` is a whole torch.save archive (a zip whose members all check out): a file cut by
+    a kill mid-write fails, so a resume never dies in torch.load."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return z.testzip() is None
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def complete_trl_checkpoint(
+    work_dir: str | Path, before: int | None = None, processes: int = 1
+) -> str | None:
+    """Newest TRL checkpoint in work_dir (at a step < `before` if given) with all its files, a
+    readable trainer_state.json and every one of the `processes` ranks' RNG files whole; a
+    half-written or damaged one is skipped (a damaged trainer state is said so). A rank's missing RNG
+    file would resume that rank with fresh RNG state, and the run would leave its uninterrupted curve."""
     for cand in reversed(trl_checkpoints(work_dir)):
         if before is not None and trl_checkpoint_step(str(cand)) >= before:
             continue
         if not (
             all((cand / f).exists() for f in TRL_CHECKPOINT_FILES)
             and any(cand.glob("*.safetensors"))
-            and any(cand.glob("rng_state*.pth"))
-        ):  # rng_state.pth, or rng_state_<rank>.pth per process
+            and all(_whole_archive(cand / f) for f in rng_files(processes))
+        ):
             continue
         try:
             json.loads((cand / "trainer_state.json").read_text())

@@ -115,11 +115,11 @@ def train(
     if state.is_main_process:
         reset_if_changed(out_dir, fp)
     state.wait_for_everyone()  # every process sees the same work/ before choosing where to resume
-    resume = complete_trl_checkpoint(work_dir)
+    resume = complete_trl_checkpoint(work_dir, processes=state.num_processes)
     done = trl_checkpoint_step(resume)
     bad = bad_checkpoints(ckpt_dir, [s for s in steps[1:] if s <= done])
     if bad:  # a saved policy was lost or damaged: retrain from the TRL state before it
-        resume = complete_trl_checkpoint(work_dir, before=min(bad))
+        resume = complete_trl_checkpoint(work_dir, min(bad), state.num_processes)
         done = trl_checkpoint_step(resume)
     if state.is_main_process:
         for s, why in sorted(bad.items()):
