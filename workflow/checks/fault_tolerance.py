@@ -38,6 +38,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = {  # the default configuration, shrunk: same code paths, fewer steps, prompts, seeds, points
+    # two variants holding all four behaviours: pi_ref anchor with whitening (grpo), previous-policy
+    # anchor with mean-only advantage (mirror_dr)
+    "variants": ["grpo", "mirror_dr"],
     "organism": {"sft_steps": 60, "n_sft": 1000},
     "figures": {  # the grids of the figures' maps and the oracle's sweeps
         "map_beta": {"lo": 0.5, "hi": 5.0, "n": 4},
