@@ -8,8 +8,8 @@ import pytest
 
 from grpo_repro import config as cfg
 from grpo_repro import preflight
-from grpo_repro.config import check_at_start
 from grpo_repro.gpus import job_gpus
+from grpo_repro.prefetch import check_at_start
 from grpo_repro.preflight import PreflightError, check_device
 from tests.helpers import ROOT
 

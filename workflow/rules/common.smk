@@ -128,7 +128,7 @@ def on_start():
 
     RUN_STARTED.append(time.time())  # the jobs of this invocation: on_success's time table
     try:
-        cfg.check_at_start(
+        prefetch.check_at_start(
             config, local=workflow.local_exec and not workflow.touch, files=CONFIG_FILES
         )
         if prefetch.needs(config) and check_sizes(config, CONFIG_FILES) != DATA_SIZES:

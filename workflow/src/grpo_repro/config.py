@@ -199,23 +199,6 @@ def check(config: dict, files: Iterable[str | Path] = ()) -> dict:
     return config
 
 
-def check_at_start(config: dict, local: bool, files: Iterable[str | Path] = ()) -> None:
-    """When a run starts (before any job; workflow/rules/common.smk `on_start`): the software and
-    what the run reads from the hub in the local cache (grpo_repro.prefetch.missing: jobs never
-    reach the hub), always; the device (grpo_repro.preflight) only when the jobs run on this
-    machine (`local`: a local executor, not a cluster's). Raises PreflightError naming each key
-    with the file and line that set it."""
-    from grpo_repro import preflight
-    from grpo_repro.prefetch import missing as hub_missing
-
-    files = list(files)
-    errors = preflight.software_errors(config) + hub_missing(config, files[1:])
-    if local:
-        errors += preflight.device_errors(config)
-    if errors:
-        raise preflight.PreflightError(described(errors, files, config, "this run cannot start"))
-
-
 def located(
     keys: list, msg: str, files: Iterable[str | Path], config: dict, related=()
 ) -> ConfigError:

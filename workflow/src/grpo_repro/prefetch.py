@@ -1,6 +1,6 @@
 """The prefetch (Sec. 6's pi_ref and GSM8K): what a configuration reads from the Hugging Face hub
-(`needs`), what the local cache lacks of it (`missing`: the run's start check,
-grpo_repro.config.check_at_start), and the download that fills the cache at the pinned revisions
+(`needs`), what the local cache lacks of it (`missing`, part of the run's start check
+`check_at_start`), and the download that fills the cache at the pinned revisions
 (`prefetch`), run once where the hub is reachable (a login node), into storage the compute nodes
 see:
 
@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from grpo_repro import config as cfg
+from grpo_repro import preflight
 from grpo_repro.hub import (
     MODEL_PATTERNS,
     PREFETCH,
@@ -67,7 +70,7 @@ def needs(config: dict) -> list[Need]:
 
 def missing(config: dict, files=()) -> list[tuple[list, str]]:
     """(config key, message) for each piece of the hub that the run reads and the local cache
-    lacks, each naming the prefetch command (the run's start check, config.check_at_start)."""
+    lacks, each naming the prefetch command (the run's start check, check_at_start)."""
     command = PREFETCH.format(files=" ".join(map(str, files)) or "<your config files>")
     found = []
     for need in needs(config):
@@ -120,12 +123,26 @@ def prefetch(config: dict) -> list[dict]:
     return fetched
 
 
+def check_at_start(config: dict, local: bool, files: Iterable[str | Path] = ()) -> None:
+    """When a run starts (before any job; workflow/rules/common.smk `on_start`): the software and
+    what the run reads from the hub in the local cache (`missing`: jobs never reach the hub),
+    always; the device (grpo_repro.preflight) only when the jobs run on this
+    machine (`local`: a local executor, not a cluster's). Raises PreflightError naming each key
+    with the file and line that set it."""
+    files = list(files)
+    errors = preflight.software_errors(config) + missing(config, files[1:])
+    if local:
+        errors += preflight.device_errors(config)
+    if errors:
+        raise preflight.PreflightError(
+            cfg.described(errors, files, config, "this run cannot start")
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m grpo_repro.prefetch --configfile FILE...`: the prefetch. Run it where the hub is
     reachable (a login node), with hub.cache or HF_HOME naming storage the compute nodes see."""
     import argparse
-
-    from grpo_repro import config as cfg
 
     ap = argparse.ArgumentParser(prog="python -m grpo_repro.prefetch", description=main.__doc__)
     ap.add_argument("--configfile", nargs="+", default=[], help="as snakemake's --configfile")

@@ -5,7 +5,7 @@ are checked before any job starts, with errors that name the config key (and fil
 configuration's own.
 
 Where each check runs (workflow/rules/common.smk `on_start`, through
-grpo_repro.config.check_at_start, and the GPU rules' scripts, `check_device`: no job's code closure
+grpo_repro.prefetch.check_at_start, and the GPU rules' scripts, `check_device`: no job's code closure
 holds the configuration's code, tests/unit/test_codedeps.py):
   * when a run starts (Snakemake's onstart: the main process, after the workflow has loaded and
     before the first job; never in a dry run, and never inside a cluster job, which runs with
@@ -214,7 +214,7 @@ def device_errors(config: dict) -> list[tuple[list, str]]:
 def check_device(config: dict) -> None:
     """At the start of a GPU rule's job, before any model is loaded: the device it needs.
     `config` holds the keys it sets (train.bf16, train.use_vllm, eval.backend, vllm.platform), all
-    optional. (A run's start check, with the hub and file:line: grpo_repro.config.check_at_start.)"""
+    optional. (A run's start check, with the hub and file:line: grpo_repro.prefetch.check_at_start.)"""
     errors = software_errors(config) + device_errors(config)
     if errors:
         lines = [f"  config key '{'.'.join(map(str, k))}': {m}" for k, m in errors]
