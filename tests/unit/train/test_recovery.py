@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from grpo_repro.train import checkpoints as ck
-from tests.unit.train.test_train import _parity, _short_config
+from tests.unit.train.test_train import _checkpoint, _parity, _short_config
 
 
 def _train(config, ref, records, out, steps):
@@ -68,11 +68,7 @@ def test_lost_checkpoint_is_regenerated(tiny_policy, default_config, tmp_path, d
 
 def test_damaged_trainer_state_is_skipped_with_a_message(tmp_path, capsys):
     for n in (2, 4):
-        d = tmp_path / f"checkpoint-{n}"
-        d.mkdir()
-        for f in ("optimizer.pt", "scheduler.pt", "model.safetensors"):
-            (d / f).write_text("x")
-        torch.save({}, d / "rng_state.pth")
+        d = _checkpoint(tmp_path, n)
         (d / "trainer_state.json").write_text(json.dumps({"global_step": n}))
     (tmp_path / "checkpoint-4" / "trainer_state.json").write_text('{"global_st')  # cut by a kill
     assert ck.complete_trl_checkpoint(tmp_path) == str(tmp_path / "checkpoint-2")

@@ -119,7 +119,7 @@ def train(
     done = trl_checkpoint_step(resume)
     bad = bad_checkpoints(ckpt_dir, [s for s in steps[1:] if s <= done])
     if bad:  # a saved policy was lost or damaged: retrain from the TRL state before it
-        resume = complete_trl_checkpoint(work_dir, min(bad), state.num_processes)
+        resume = complete_trl_checkpoint(work_dir, before=min(bad), processes=state.num_processes)
         done = trl_checkpoint_step(resume)
     if state.is_main_process:
         for s, why in sorted(bad.items()):
