@@ -10,9 +10,12 @@ import pandas as pd
 import pytest
 from scipy.special import expit, logit
 
+from grpo_repro.figures.registry import FAMILIES
 from grpo_repro.report import amplification as amp
 from grpo_repro.report import markdown, overlay, summary, tables
 from grpo_repro.report import overlay_recurrence as ovr
+from grpo_repro.report.registry import PLOTS
+from grpo_repro.report.summary_page import draw_page
 from tests.helpers import ROOT
 from tests.helpers.report_fixtures import make_results
 
@@ -244,6 +247,9 @@ def test_report_captions_render(config_file):
     env = Environment(undefined=StrictUndefined)
     captions = sorted((ROOT / "workflow/report").glob("*.rst"))
     assert len(captions) >= 7
+    # every figure family and report plot names a caption file that is there
+    named = {f.caption for f in FAMILIES} | {fig[1] for p in PLOTS for fig in p.figures}
+    assert named <= {p.name for p in captions}, named - {p.name for p in captions}
     for path in captions:
         text = env.from_string(path.read_text()).render(snakemake=sm, categories={}, files={})
         html = publish_parts(
@@ -299,3 +305,19 @@ def test_the_time_table_counts_this_runs_jobs_only(tmp_path):
     assert "evaluate" in table and "7.5" in table and "train" not in table.split(":", 1)[1]
     assert "(1 jobs of earlier runs not counted)" in table
     assert "train" in summary.stage_times(tmp_path)  # no start known: every job
+
+
+def test_the_report_pages_render_the_markdown_tables(tmp_path):
+    """The report's summary and claim-table pages are the Markdown files rendered: every pipe
+    table becomes an HTML table with the same cells, and the page is stand-alone."""
+    md = tmp_path / "summary.md"
+    md.write_text(
+        "# Summary\n\n| variant | mean |\n|---|---:|\n| grpo | 0.42 |\n| mirror | 0.5 |\n"
+    )
+    out = tmp_path / "page.html"
+    draw_page({"md": str(md)}, [str(out)])
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<title>summary</title>" in page
+    assert page.count("<table>") == 1 and page.count("<tr>") == 3
+    assert "<td>grpo</td>" in page and '<td style="text-align:right">0.42</td>' in page
+    assert "<h1>Summary</h1>" in page
