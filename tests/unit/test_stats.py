@@ -4,7 +4,7 @@ differences against their definitions."""
 import numpy as np
 import pytest
 
-from grpo_repro.stats import bootstrap_mean_ci, paired_diff_ci, wilson
+from grpo_repro.stats import bootstrap_mean_ci, wilson
 
 # Wilson score interval without continuity correction (Newcombe 1998, Stat Med 17:857, Table I,
 # method 3), and boundary / textbook cases (0/50 upper = z^2 / (n + z^2)).
@@ -66,25 +66,3 @@ def test_bootstrap_mean_ci():
     assert hi == pytest.approx(mean + 1.96 * se, abs=0.3 * se)
     assert bootstrap_mean_ci(x, 500, seed=3) == bootstrap_mean_ci(x, 500, seed=3)
     assert bootstrap_mean_ci([0.5] * 5, 100, seed=0) == (0.5, 0.5, 0.5)
-
-
-def test_paired_diff_ci():
-    rng = np.random.default_rng(2)
-    b = rng.uniform(size=300)
-    a = np.clip(b + 0.1 + rng.normal(0, 0.05, size=300), 0, 1)
-    d = a - b
-    res = paired_diff_ci(a, b)
-    se = d.std(ddof=1) / np.sqrt(d.size)
-    assert res["mean_diff"] == pytest.approx(d.mean())
-    assert res["se"] == pytest.approx(se)
-    assert (res["low"], res["high"]) == pytest.approx(
-        (d.mean() - 1.959964 * se, d.mean() + 1.959964 * se)
-    )
-    boot = paired_diff_ci(a, b, method="bootstrap", n_boot=2000, seed=0)
-    assert boot["low"] == pytest.approx(res["low"], abs=0.3 * se)
-    assert boot["high"] == pytest.approx(res["high"], abs=0.3 * se)
-    assert paired_diff_ci(a, b, alpha=0.5)["high"] < res["high"]
-    with pytest.raises(ValueError):
-        paired_diff_ci(a, b[:-1])
-    with pytest.raises(ValueError):
-        paired_diff_ci(a, b, method="exact")

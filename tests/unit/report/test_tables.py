@@ -175,14 +175,10 @@ def test_paired_difference_known(known):
     r = pd_[(pd_.variant == "grpo") & (pd_.seed == "0")].iloc[0]
     d = (np.array(ks[20]) - np.array(ks[0])) / 50  # [0, .2, .2, -.1, 0]
     assert r["mean_diff"] == pytest.approx(d.mean())
-    boot = stats.paired_diff_ci(
-        d,
-        np.zeros_like(d),
-        method="bootstrap",
-        n_boot=2000,
-        seed=amp._seed(0, "paired", "test", "grpo"),
+    _, low, high = stats.bootstrap_mean_ci(
+        d, n_boot=2000, seed=amp._seed(0, "paired", "test", "grpo")
     )
-    assert (r["low"], r["high"]) == pytest.approx((boot["low"], boot["high"]))
+    assert (r["low"], r["high"]) == pytest.approx((low, high))
     assert d.min() <= r["low"] <= r["mean_diff"] <= r["high"] <= d.max()
     one = pd_[(pd_.variant == "grpo") & (pd_.seed == "all")].iloc[0]  # one seed: the same mean
     assert one["mean_diff"] == pytest.approx(d.mean()) and one["n_seeds"] == 1

@@ -3,23 +3,17 @@
 * `wilson`: Wilson score interval of one prompt's probability of success p_pi(q) from k successes
   in n samples (no continuity correction; Newcombe 1998, method 3). Vectorised over arrays.
 * `bootstrap_mean_ci`: percentile bootstrap interval of a mean over prompts (the mean success).
-* `paired_diff_ci`: mean and interval of the per-prompt difference a_q - b_q of two models on the
-  same prompts (e.g. a GRPO checkpoint against pi_ref), normal approximation or paired bootstrap.
+  Of per-prompt differences a_q - b_q of two models on the same prompts (a GRPO checkpoint
+  against pi_ref), it is the paired bootstrap (pairs resampled together).
+* `crossed_bootstrap_ci` / `crossed_bootstrap_means`: seeds x prompts, both resampled.
 """
 
 from __future__ import annotations
 
-from statistics import NormalDist
-
 import numpy as np
 
 Z95 = 1.959963984540054  # standard normal quantile 0.975
-
-
-def _z(alpha: float) -> float:
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    return NormalDist().inv_cdf(1 - alpha / 2)
+QUANTILES = [0.025, 0.975]  # the bootstrap's 95% percentile interval
 
 
 def wilson(successes, n, z: float = Z95):
@@ -47,67 +41,28 @@ def wilson(successes, n, z: float = Z95):
     return low, high
 
 
-def bootstrap_mean_ci(values, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05):
-    """(mean, low, high): percentile bootstrap interval of the mean of `values` (resampled with
+def bootstrap_mean_ci(values, n_boot: int = 1000, seed: int = 0):
+    """(mean, low, high): 95% percentile bootstrap interval of the mean of `values` (resampled with
     replacement, `n_boot` times, numpy Generator seeded with `seed`)."""
     x = np.asarray(values, dtype=float).ravel()
     if x.size == 0:
         raise ValueError("bootstrap_mean_ci needs at least one value")
-    _z(alpha)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, x.size, size=(n_boot, x.size))
     means = x[idx].mean(axis=1)
-    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    low, high = np.quantile(means, QUANTILES)
     return float(x.mean()), float(low), float(high)
 
 
-def paired_diff_ci(
-    a, b, alpha: float = 0.05, method: str = "normal", n_boot: int = 1000, seed: int = 0
-) -> dict:
-    """Mean of the per-prompt differences d_q = a_q - b_q and its (1 - alpha) interval.
-
-    method="normal": mean +- z * sd(d) / sqrt(n) (sd with ddof=1); method="bootstrap": percentile
-    bootstrap over prompts (pairs resampled together). Returns {mean_diff, low, high, se, n, method}.
-    """
-    a = np.asarray(a, dtype=float).ravel()
-    b = np.asarray(b, dtype=float).ravel()
-    if a.shape != b.shape:
-        raise ValueError(f"paired samples need equal lengths, got {a.size} and {b.size}")
-    if a.size == 0:
-        raise ValueError("paired_diff_ci needs at least one pair")
-    d = a - b
-    n = d.size
-    se = float(d.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
-    mean = float(d.mean())
-    if method == "normal":
-        z = _z(alpha)
-        low, high = (mean - z * se, mean + z * se) if n > 1 else (float("nan"), float("nan"))
-    elif method == "bootstrap":
-        _, low, high = bootstrap_mean_ci(d, n_boot=n_boot, seed=seed, alpha=alpha)
-    else:
-        raise ValueError(f"unknown method {method!r}; expected 'normal' or 'bootstrap'")
-    return {
-        "mean_diff": mean,
-        "low": float(low),
-        "high": float(high),
-        "se": se,
-        "n": n,
-        "method": method,
-    }
-
-
-def crossed_bootstrap_ci(
-    values, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05
-) -> tuple[float, float, float]:
-    """(mean, low, high) of the grand mean of a seeds x prompts matrix `values` (S, P), with a
+def crossed_bootstrap_ci(values, n_boot: int = 1000, seed: int = 0) -> tuple[float, float, float]:
+    """(mean, low, high), a 95% interval, of the grand mean of a seeds x prompts matrix `values` (S, P), with a
     percentile bootstrap that resamples seeds and prompts independently, both with replacement
     (a crossed two-way design: the same prompts are evaluated under every training seed). The
     interval covers seed-to-seed and prompt-to-prompt variation; with one seed it is the bootstrap
     over prompts (bootstrap_mean_ci with the same resampled prompts)."""
     x = np.asarray(values, dtype=float)
-    _z(alpha)
     means = crossed_bootstrap_means([x], n_boot, seed)[0]
-    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    low, high = np.quantile(means, QUANTILES)
     return float(x.mean()), float(low), float(high)
 
 

@@ -176,23 +176,18 @@ def paired_diffs(prompts: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
             }
         )
         for sd, h in g.groupby("seed", sort=True):
-            boot = stats.paired_diff_ci(
-                h["p_final"].to_numpy(),
-                h["p_ref"].to_numpy(),
-                method="bootstrap",
-                n_boot=n_boot,
-                seed=s,
-            )
+            diff = h["p_final"].to_numpy() - h["p_ref"].to_numpy()  # paired over prompts
+            m, lo, hi = stats.bootstrap_mean_ci(diff, n_boot=n_boot, seed=s)
             rows.append(
                 {
                     **base,
                     "seed": sd,
                     "n_seeds": 1,
                     "mean_final": float(h["p_final"].mean()),
-                    "mean_diff": boot["mean_diff"],
-                    "low": boot["low"],
-                    "high": boot["high"],
-                    "n_seeds_positive": int(boot["mean_diff"] > 0),
+                    "mean_diff": m,
+                    "low": lo,
+                    "high": hi,
+                    "n_seeds_positive": int(m > 0),
                     "method": "paired bootstrap over prompts",
                 }
             )

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from grpo_repro import stats
+from grpo_repro.cells import temperature
 from grpo_repro.evaluate.tasks import temperatures
 from grpo_repro.report.amplification import ALL, _seed
 from grpo_repro.report.tables import read_eval_table
@@ -165,26 +166,21 @@ def best_vs_best(
             }
             rows.append(pooled)
             for sd, q in h.groupby("seed", sort=True):
-                ci = stats.paired_diff_ci(
-                    q["p_hat"].to_numpy(),
-                    q["p_ref"].to_numpy(),
-                    method="bootstrap",
-                    n_boot=n_boot,
-                    seed=s,
-                )
+                diff = q["p_hat"].to_numpy() - q["p_ref"].to_numpy()  # paired over prompts
+                m, lo, hi = stats.bootstrap_mean_ci(diff, n_boot=n_boot, seed=s)
                 rows.append(
                     {
                         **base,
                         "seed": str(sd),
                         "mean_variant": float(q["p_hat"].mean()),
-                        "mean_diff": ci["mean_diff"],
-                        "low": ci["low"],
-                        "high": ci["high"],
+                        "mean_diff": m,
+                        "low": lo,
+                        "high": hi,
                         "n_seeds": 1,
-                        "n_seeds_above": int(ci["low"] > 0),
+                        "n_seeds_above": int(lo > 0),
                     }
                 )
-                pooled["n_seeds_above"] += int(ci["low"] > 0)
+                pooled["n_seeds_above"] += int(lo > 0)
     return pd.DataFrame(rows)
 
 
@@ -249,14 +245,11 @@ def pass_at_k(long: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
 def verdict(row: dict, t_main: float) -> str:
     """One sentence, from the numbers, saying what the best-against-best difference shows."""
 
-    def t(x):
-        return "greedy" if float(x) == 0 else f"T = {float(x):g}"
-
     diff = (
         f"{100 * row['mean_diff']:+.1f} points [{100 * row['low']:+.1f}, {100 * row['high']:+.1f}]"
     )
-    who = f"{row['variant']} at its best temperature ({t(row['t_variant'])})"
-    ref = f"pi_ref at its best ({t(row['t_ref'])}, both chosen on {row['selected_on']})"
+    who = f"{row['variant']} at its best temperature ({temperature(row['t_variant'], ' = ')})"
+    ref = f"pi_ref at its best ({temperature(row['t_ref'], ' = ')}, both chosen on {row['selected_on']})"
     if row["low"] > 0:
         what, tail = (
             "beats",
@@ -269,7 +262,7 @@ def verdict(row: dict, t_main: float) -> str:
         what, tail = (
             "falls below",
             (
-                f"lowering pi_ref's temperature gives more than GRPO: the gain at {t(t_main)} is "
+                f"lowering pi_ref's temperature gives more than GRPO: the gain at {temperature(t_main, ' = ')} is "
                 "sharpening, not amplification beyond it."
             ),
         )
@@ -277,7 +270,7 @@ def verdict(row: dict, t_main: float) -> str:
         what, tail = (
             "does not differ from",
             (
-                f"the gain at {t(t_main)} is no larger than what lowering pi_ref's temperature gives "
+                f"the gain at {temperature(t_main, ' = ')} is no larger than what lowering pi_ref's temperature gives "
                 "(sharpening)."
             ),
         )
