@@ -19,7 +19,7 @@ import time
 import pytest
 import yaml
 
-from grpo_repro.figures.registry import FAMILIES, family
+from grpo_repro.figures.registry import FAMILIES
 from grpo_repro.report.registry import CATEGORIES, PLOTS
 from tests.workflow.conftest import _snakemake
 
@@ -197,25 +197,6 @@ def test_landing_page_shows_the_fixed_point_law_within_two_screens(report, brows
     assert "Fixed-point law" in text and "p*_G" in text
     browser.execute_script("arguments[0].scrollIntoView()", pic)
     browser.save_screenshot(str(report / "results/report_landing_law.png"))
-
-
-@pytest.mark.slow  # builds another report (about 60 s)
-def test_a_figure_without_a_caption_file_shows_its_doc_line(full_report):
-    """A figure is its registry entry and its two functions: with no caption file (caption None)
-    the report shows the entry's `doc` line (grpo_repro.figures.registry.caption_text)."""
-    report = full_report
-    registry = report / "workflow/src/grpo_repro/figures/registry.py"
-    text, st = registry.read_text(), registry.stat()
-    fig4 = family("fig4")
-    try:
-        registry.write_text(text.replace(f'"{fig4.caption}"', "None"))
-        _snakemake(report, "report_all", "figures_all", "--report", "results/doc.html", timeout=900)
-    finally:
-        registry.write_text(text)
-        os.utime(registry, ns=(st.st_atime_ns, st.st_mtime_ns))
-    html = (report / "results/doc.html").read_text()
-    assert "the stability threshold B(p*). Data: results/figures/" in html
-    assert "System Message" not in html
 
 
 @pytest.mark.parametrize("width, height", [(1400, 1000), (420, 860)], ids=["desktop", "phone"])

@@ -10,13 +10,11 @@ fixed-point study's registries): a rule passes what its job needs as params.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from grpo_repro import hub
 from grpo_repro.data.sizes import n_epoch_prompts
 from grpo_repro.data.sources import source as data_source
 from grpo_repro.evaluate import tasks as ev_tasks
-from grpo_repro.figures.registry import FAMILIES, caption_text
+from grpo_repro.figures.registry import FAMILIES
 from grpo_repro.fixed_point import runs as fp_runs
 from grpo_repro.report.registry import CATEGORIES, PLOTS
 from grpo_repro.report.registry import active as active_plots
@@ -181,26 +179,13 @@ class Plan:
     def figure_csvs(self, fam) -> dict:
         return {name: f"{self.fig}/{stem}.csv" for name, stem in fam.csvs.items()}
 
-    def caption(self, fam) -> str:
-        """A family's report caption: its file under workflow/report/, or (none) its `doc` line
-        (grpo_repro.figures.registry.caption_text), written under .snakemake/captions/ when it
-        changes, since Snakemake's report() reads a caption from a file."""
-        if fam.caption:
-            return f"../report/{fam.caption}"
-        path = Path(f".snakemake/captions/figures_{fam.name}.rst").absolute()
-        text = caption_text(fam)
-        if not path.exists() or path.read_text() != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        return str(path)
-
     def figure_files(self, fam) -> list[tuple[str, dict | None]]:
         """(path, the report()'s arguments or None) of a family's plot rule's outputs: PNGs (for
         the report), then PDFs."""
-        pngs, pdfs, cap = [], [], self.caption(fam)
+        pngs, pdfs = [], []
         for stem, labels in fam.stems(self.fig_cfg):
             kw = dict(
-                caption=cap,
+                caption=f"../report/{fam.caption}",
                 category=CATEGORIES["figures"],
                 subcategory=fam.subcategory,
                 labels={"figure": stem, **labels},

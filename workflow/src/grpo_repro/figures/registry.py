@@ -3,8 +3,8 @@
 One `Family` per figure family: its compute function (frames -> CSV), the `figures:` config keys
 that function reads, its plot function (CSV -> PNG + PDF) and its report caption. The rule file
 workflow/rules/figures.smk generates one compute rule and one plot rule per entry, so adding a
-figure is one entry here and its two functions (three files at most); its report caption is its
-`doc` line (`caption_text`), or a longer one in workflow/report/. Functions are named as "module:function" of
+figure is one entry here, its two functions and its report caption (a file in workflow/report/).
+Functions are named as "module:function" of
 grpo_repro.figures and resolved only when run: a compute rule's code is its compute module alone,
 a plot rule's its plot module alone (restyling never reruns a compute rule).
 """
@@ -12,7 +12,6 @@ a plot rule's its plot module alone (restyling never reruns a compute rule).
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -55,7 +54,7 @@ class Family:
     # {"figure": family name, <parameter>: value}: the report's table (and its two-value toggle,
     # which needs the same "figure" under both values) keys results on these labels
     stems: Callable[[dict], list[tuple[str, dict]]]
-    caption: str | None  # a longer report caption, workflow/report/<caption>; None: `doc`
+    caption: str  # the report caption, workflow/report/<caption>
     subcategory: str  # report subcategory
     plot_inputs: tuple = ()  # frames the plot reads (empty: all)
     extra: Callable[[dict], dict] = field(default=lambda cfg: {})  # plot keyword arguments
@@ -206,13 +205,6 @@ FAMILIES = (
         "Beyond: finite-policy oracle",
     ),
 )
-
-
-def caption_text(fam: Family) -> str:
-    """The report caption of a family without a caption file: its `doc` line, reStructuredText's
-    markup characters escaped (B(p*) stays literal), and where its data are."""
-    doc = re.sub(r"([\\*`_|])", r"\\\1", fam.doc)
-    return f"{doc} Data: results/figures/ (CSV beside the figure).\n"
 
 
 def family(name: str) -> Family:
