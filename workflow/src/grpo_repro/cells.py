@@ -34,6 +34,11 @@ def ci(row, name, spec="{:.3f}") -> str:
     )
 
 
-def temperature(x) -> str:
-    """A sampling temperature: 'greedy' at 0, else 'T=x'."""
-    return "greedy" if float(x) == 0 else f"T={float(x):g}"
+def points(m, lo, hi) -> str:
+    """A difference of rates and its interval, in points: '+m [+lo, +hi]'."""
+    return f"{100 * m:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+
+
+def temperature(x, eq="=") -> str:
+    """A sampling temperature: 'greedy' at 0, else 'T=x' (`eq` between T and x)."""
+    return "greedy" if float(x) == 0 else f"T{eq}{float(x):g}"

@@ -53,15 +53,14 @@ def _split_prompts(config: dict, sizes: dict | None) -> dict[str, int]:
     return {"test": int(test), "train": int(pool), "val": int(data["n_val"] or 0)}
 
 
-def _eval_work(tasks, prompts: dict, ecfg: dict, samples=None) -> tuple[int, int]:
+def _eval_work(tasks, prompts: dict, ecfg: dict) -> tuple[int, int]:
     """(completions, tokens) of evaluation tasks: prompts x samples per table (greedy: one)."""
     from grpo_repro.evaluate.run import task_samples
 
     completions = 0
     for t in tasks:
         temp = 1.0 if t.temperature is None else float(t.temperature)
-        n = samples if samples is not None and temp != 0 else task_samples(ecfg, t.split, temp)
-        completions += prompts[t.split] * n
+        completions += prompts[t.split] * task_samples(ecfg, t.split, temp)
     return completions, completions * int(ecfg["max_new_tokens"])
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 
-from grpo_repro.cells import pct
+from grpo_repro.cells import pct, points, temperature
 from grpo_repro.report import law, zero_text
 
 STAGES = (
@@ -92,14 +92,6 @@ def _value(x, key: str) -> str:
     return str(x)
 
 
-def _points(m, lo, hi) -> str:
-    return f"{100 * m:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
-
-
-def _t(x) -> str:
-    return "greedy" if float(x) == 0 else f"T = {float(x):g}"
-
-
 def best_rows(s: dict) -> dict:
     """{variant: the pooled best-against-best row on all problems} (report.temperature)."""
     return {
@@ -128,15 +120,15 @@ def _table(s: dict) -> list[str]:
         cells = [
             r["variant"],
             f"{pct(r['mean_ref'])} -> {pct(r['mean_final'])} "
-            f"({_points(r['mean_diff'], r['low'], r['high'])})",
+            f"({points(r['mean_diff'], r['low'], r['high'])})",
             f"{r.get('n_seeds_positive', 'n/a')} / {r.get('n_seeds', 'n/a')}",
         ]
         b = best.get(r["variant"])
         if best:
             cells += (
                 [
-                    f"{_t(b['t_variant'])} vs {_t(b['t_ref'])}: "
-                    f"{_points(b['mean_diff'], b['low'], b['high'])}",
+                    f"{temperature(b['t_variant'], ' = ')} vs {temperature(b['t_ref'], ' = ')}: "
+                    f"{points(b['mean_diff'], b['low'], b['high'])}",
                     f"{b['n_seeds_above']} / {b['n_seeds']}",
                 ]
                 if b
@@ -156,9 +148,9 @@ def verdict(b: dict) -> str:
     else:
         word = "no measurable difference from pi_ref's best temperature"
     return (
-        f"**{b['variant']}**: {word}: {pct(b['mean_variant'])} at {_t(b['t_variant'])} against "
-        f"pi_ref's {pct(b['mean_ref'])} at {_t(b['t_ref'])}, the curves' points in the picture "
-        f"({_points(b['mean_diff'], b['low'], b['high'])} points, {b['n_seeds_above']} of "
+        f"**{b['variant']}**: {word}: {pct(b['mean_variant'])} at {temperature(b['t_variant'], ' = ')} against "
+        f"pi_ref's {pct(b['mean_ref'])} at {temperature(b['t_ref'], ' = ')}, the curves' points in the picture "
+        f"({points(b['mean_diff'], b['low'], b['high'])} points, {b['n_seeds_above']} of "
         f"{b['n_seeds']} seeds above; best temperatures chosen on {b['selected_on']}, reported on "
         f"{b['split']})"
     )

@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import json
 
-from grpo_repro.cells import num, pct, pct_ci
+from grpo_repro.cells import num, pct, pct_ci, points
 from grpo_repro.report import law, zero_text
 from grpo_repro.report.landing import best_rows, what_ran
 from grpo_repro.report.markdown_sharpening import sharpening_section
-
-
-def _points(m, lo, hi) -> str:
-    return f"{100 * m:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
 
 
 def verdict_lines(s: dict) -> list[str]:
@@ -23,7 +19,7 @@ def verdict_lines(s: dict) -> list[str]:
     best = best_rows(s)
     if best:
         words = [
-            f"{v} {_points(b['mean_diff'], b['low'], b['high'])} points"
+            f"{v} {points(b['mean_diff'], b['low'], b['high'])} points"
             + (" (above)" if b["low"] > 0 else " (below)" if b["high"] < 0 else " (no difference)")
             for v, b in best.items()
         ]
@@ -31,7 +27,7 @@ def verdict_lines(s: dict) -> list[str]:
     else:
         rows = [r for r in s["paired_difference"] if r["split"] == "test"]
         words = [
-            f"{r['variant']} {_points(r['mean_diff'], r['low'], r['high'])} points" for r in rows
+            f"{r['variant']} {points(r['mean_diff'], r['low'], r['high'])} points" for r in rows
         ]
         amp = "Final against pi_ref (test): "
     d, fp = s["derivations"], s.get("fixed_point")

@@ -137,9 +137,9 @@ def overlay_trajectories(
     return pd.concat(parts, ignore_index=True)[cols]
 
 
-def overlay_curves(run_configs: dict, variants, n_iter: int, n_grid: int = 201) -> pd.DataFrame:
+def overlay_curves(run_configs: dict, variants, n_iter: int) -> pd.DataFrame:
     """Predicted p after 1 iteration, after n_iter iterations and in the limit, on a p_ref grid."""
-    grid = np.linspace(0.0, 1.0, n_grid)
+    grid = np.linspace(0.0, 1.0, 201)
     rows = []
     for v in variants:
         tp = train_params(run_configs[v])

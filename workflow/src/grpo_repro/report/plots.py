@@ -23,24 +23,21 @@ import numpy as np
 import pandas as pd
 
 from grpo_repro import style
-
-
-def _label(v: str) -> str:
-    return style.variant_label(v)
+from grpo_repro.report.tables import read_long
 
 
 def _panels(n: int, nrows: int = 1, width: float = 3.0, height: float = 2.7, sharey=True):
     return style.panel_grid(nrows, n, panel=(width, height), sharey=sharey)
 
 
-def _bottom_legend(fig, ax, ncol_max: int = 7) -> None:
+def _bottom_legend(fig, ax) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
         fig.legend(
             handles,
             labels,
             loc="outside lower center",
-            ncol=min(len(labels), ncol_max),
+            ncol=min(len(labels), 7),
             frameon=False,
         )
 
@@ -59,7 +56,7 @@ def _errbars(ax, x, y, lo, hi, **kw):
 # ---------------------------------------------------------------------------------------------
 # trajectories (Fig 3)
 # ---------------------------------------------------------------------------------------------
-def trajectories(traj: pd.DataFrame, split: str, variants, *paths: str, title: str = "") -> None:
+def trajectories(traj: pd.DataFrame, split: str, variants, *paths: str) -> None:
     style.apply_style()
     t = traj[traj["split"] == split]
     ids = sorted(t["prompt_id"].unique(), key=lambda s: (len(s), s))
@@ -86,15 +83,13 @@ def trajectories(traj: pd.DataFrame, split: str, variants, *paths: str, title: s
                 mfc="white" if zero else colors[pid],
                 label=f"{pid} (p_ref=0)" if zero else str(pid),
             )
-        ax.set_title(_label(v))
+        ax.set_title(style.variant_label(v))
         ax.set_xlabel("training step")
         ax.set_ylim(-0.03, 1.03)
     axes[0, 0].set_ylabel(f"success rate ({split} prompt)")
     _bottom_legend(fig, axes[0, 0])
     fig.suptitle(
-        title
-        or f"Per-prompt success along checkpoints ({split}); Wilson 95% bars; "
-        "dashed/open = p_ref = 0"
+        f"Per-prompt success along checkpoints ({split}); Wilson 95% bars; dashed/open = p_ref = 0"
     )
     style.save_figure(fig, *paths)
 
@@ -111,7 +106,7 @@ def amplification_mean(mean: pd.DataFrame, splits, variants, *paths: str) -> Non
         for v in variants:
             g = m[m["variant"] == v].sort_values("step")
             c = style.variant_color(v)
-            ax.plot(g["step"], g["mean"], marker="o", ms=3, color=c, label=_label(v))
+            ax.plot(g["step"], g["mean"], marker="o", ms=3, color=c, label=style.variant_label(v))
             ax.fill_between(g["step"], g["low"], g["high"], color=c, alpha=0.2, lw=0)
         ax.set_title(f"{split} prompts")
         ax.set_xlabel("training step")
@@ -143,7 +138,7 @@ def amplification_scatter(
                 fontsize="small",
             )
         step = int(g["final_step"].iloc[0]) if len(g) else 0
-        ax.set_title(f"{_label(v)} (step {step})")
+        ax.set_title(f"{style.variant_label(v)} (step {step})")
         ax.set_xlabel("p_ref (pi_ref)")
         ax.set_xlim(-0.03, 1.03)
         ax.set_ylim(-0.03, 1.03)
@@ -163,7 +158,7 @@ def amplification_hist(prompts: pd.DataFrame, split: str, variants, *paths: str)
         g = prompts[(prompts["split"] == split) & (prompts["variant"] == v)]
         ax.hist(g["p_ref"], bins=bins, histtype="step", color="0.35", lw=1.4, label="p_ref")
         ax.hist(g["p_final"], bins=bins, alpha=0.55, color=style.variant_color(v), label="final p")
-        ax.set_title(_label(v))
+        ax.set_title(style.variant_label(v))
         ax.set_xlabel("per-prompt success rate")
         ax.legend(fontsize="small")
     axes[0, 0].set_ylabel("prompts")
@@ -215,7 +210,8 @@ def overlay(traj: pd.DataFrame, curves: pd.DataFrame, split: str, variants, *pat
                 clip_on=False,
             )
         ax.set_title(
-            f"{_label(v)}\nmeasured vs iterate n = checkpoint index (dotted)", fontsize="small"
+            f"{style.variant_label(v)}\nmeasured vs iterate n = checkpoint index (dotted)",
+            fontsize="small",
         )
         ax.set_xlabel("training step (arrow: predicted limit)")
         ax.set_ylim(-0.03, 1.03)
@@ -267,14 +263,8 @@ def overlay(traj: pd.DataFrame, curves: pd.DataFrame, split: str, variants, *pat
 # ---------------------------------------------------------------------------------------------
 # entry points of the plot rules: (input files, output files, split, variants, splits)
 # ---------------------------------------------------------------------------------------------
-def _long(path):
-    from grpo_repro.report.tables import read_long
-
-    return read_long(path)
-
-
 def draw_trajectories(inputs: dict, outputs: list, split=None, variants=(), splits=()) -> None:
-    trajectories(_long(inputs["trajectories"]), split, variants, *outputs)
+    trajectories(read_long(inputs["trajectories"]), split, variants, *outputs)
 
 
 def draw_amplification_mean(
@@ -285,7 +275,7 @@ def draw_amplification_mean(
 
 def draw_amplification(inputs: dict, outputs: list, split=None, variants=(), splits=()) -> None:
     """The mean over GRPO seeds of each prompt's final success (seed "all")."""
-    prompts = _long(inputs["prompts"])
+    prompts = read_long(inputs["prompts"])
     prompts = prompts[prompts["seed"].astype(str) == "all"]
     shares = pd.read_csv(inputs["shares"])
     shares = shares[shares["seed"].astype(str) == "all"]
@@ -294,4 +284,6 @@ def draw_amplification(inputs: dict, outputs: list, split=None, variants=(), spl
 
 
 def draw_overlay(inputs: dict, outputs: list, split=None, variants=(), splits=()) -> None:
-    overlay(_long(inputs["trajectories"]), pd.read_csv(inputs["curves"]), split, variants, *outputs)
+    overlay(
+        read_long(inputs["trajectories"]), pd.read_csv(inputs["curves"]), split, variants, *outputs
+    )

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from grpo_repro.cells import temperature
+
 
 def replicate_table(frames: dict[int, pd.DataFrame]) -> pd.DataFrame:
     """The best-vs-best rows (all prompts) of every replicate of pi_ref ({data seed: table}),
@@ -18,9 +20,6 @@ def replicate_table(frames: dict[int, pd.DataFrame]) -> pd.DataFrame:
 
 def replicate_markdown(table: pd.DataFrame) -> str:
     """results/replicates/summary.md: one row per (pi_ref replicate, variant, GRPO seed)."""
-
-    def t(x):
-        return "greedy" if float(x) == 0 else f"T={float(x):g}"
 
     lines = [
         "# Replicates of pi_ref: best temperature against best temperature (held out)",
@@ -35,7 +34,7 @@ def replicate_markdown(table: pd.DataFrame) -> str:
     for r in table.to_dict("records"):
         lines.append(
             f"| {r['ref_seed']} | {r['variant']} | {r['seed']} | {100 * r['mean_variant']:.1f}% "
-            f"({t(r['t_variant'])}) | {100 * r['mean_ref']:.1f}% ({t(r['t_ref'])}) | "
+            f"({temperature(r['t_variant'])}) | {100 * r['mean_ref']:.1f}% ({temperature(r['t_ref'])}) | "
             f"{100 * r['mean_diff']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}] |"
         )
     per_seed = table[table["seed"].astype(str) != "all"]
