@@ -231,12 +231,11 @@ def test_scripts_read_only_their_rule():
         assert "io.log_to(sm.log[0])" in text, f"{script.name}: one logging line, io.log_to"
 
 
-#: what common.smk gives every rule file (the plan and three helpers) and what the Snakefile reads
+#: what common.smk gives every rule file (the plan and two helpers) and what the Snakefile reads
 SHARED = {
     "P",
     "code",
     "settings",
-    "gpus",
     "all_targets",
     "on_start",
     "on_success",

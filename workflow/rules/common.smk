@@ -5,7 +5,8 @@ errors name key, file and line; Snakemake's validate() then fills in the schema'
 data against it, before any job is scheduled. `P` (grpo_repro.workflow_plan.Plan) holds every name
 the rule files share (paths, run tables, checkpoint steps, entries). Each rule's code inputs are
 derived (`code()`: the import closure of its script in the package), never listed by hand; each GPU
-rule's `gpu` resource comes from `gpus()`; `settings()` passes whole configuration sections.
+rule's `gpu` resource comes from grpo_repro.gpus.job_gpus (0 on the CPU; a local run on a GPU node
+limits the jobs' sum with --resources gpu=N); `settings()` passes whole configuration sections.
 """
 
 import functools
@@ -22,7 +23,6 @@ from grpo_repro.config_checks import SCHEMA_PATH
 from grpo_repro.data.sets import check_sources
 from grpo_repro.data.sources import record_module
 from grpo_repro.data.sizes import check_sizes
-from grpo_repro.gpus import job_gpus
 from grpo_repro.variants import names as variant_names
 from grpo_repro.variants import record_file as variant_record
 from grpo_repro.workflow_plan import Plan
@@ -86,14 +86,6 @@ def package_files(script, *modules):
     if here("workflow/src/grpo_repro/data/sources.py") in files:
         files = sorted({*files, *closure([record_module(config["data"]["source"])], src)})
     return tuple(files)
-
-
-def gpus(kind):
-    """The `gpu` resource of a job of `kind` ("train", "sft", "eval", "kl";
-    grpo_repro.gpus.job_gpus): 0 on a configuration that runs on the CPU. A local run on a GPU
-    node limits the jobs' sum with --resources gpu=N (workflow/profiles/gpu_node); each job's
-    script takes its own devices (grpo_repro.gpus.acquire)."""
-    return job_gpus(config, kind)
 
 
 def settings(*sections):

@@ -20,7 +20,6 @@ rule data_prepare:
         f"{P.bench}/data/data_prepare.tsv"
     conda:
         P.env
-    threads: 1
     params:
         settings=settings("seed", "data", "prompt", "organism", "model"),
     script:

@@ -10,6 +10,7 @@ evaluated once, as run `ref` (results/evaluate/ref/{split}/step_0*), and shared 
 """
 
 from grpo_repro import config as cfg
+from grpo_repro.gpus import job_gpus
 from grpo_repro.runs import REF, constraint
 
 
@@ -29,9 +30,8 @@ rule evaluate_reference:
         f"{P.bench}/evaluate/ref.tsv"
     conda:
         P.env
-    threads: 1
     resources:
-        gpu=gpus("eval"),  # GPUs of the job (common.smk gpus)
+        gpu=job_gpus(config, "eval"),  # GPUs of the job (grpo_repro.gpus.job_gpus)
         mem_mb=3000,
         runtime=30 if P.organism else 240,  # minutes (the SLURM profile may override)
         # speed only: a resource is no rerun trigger (Snakemake 9 reruns on mtime, params,
@@ -65,9 +65,8 @@ rule evaluate_run:
         run=constraint(P.runs),
     conda:
         P.env
-    threads: 1
     resources:
-        gpu=gpus("eval"),
+        gpu=job_gpus(config, "eval"),
         mem_mb=3000,
         runtime=60 if P.organism else 720,  # minutes (the SLURM profile may override)
         batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),  # speed only

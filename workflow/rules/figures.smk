@@ -28,7 +28,6 @@ for fam in FAMILIES:
             f"{P.bench}/figures/figures_data_{fam.name}.tsv"
         conda:
             P.env
-        threads: 1
         params:
             func=fam.compute,
             cfg={k: P.fig_cfg[k] for k in fam.keys},
@@ -49,7 +48,6 @@ for fam in FAMILIES:
             f"{P.bench}/figures/figures_plot_{fam.name}.tsv"
         conda:
             P.env
-        threads: 1
         params:
             func=fam.plot,
             extra=fam.extra(P.fig_cfg),

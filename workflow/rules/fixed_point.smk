@@ -14,6 +14,7 @@ kind at one beta, a few checkpoints); its own rules are in fixed_point_compact.s
 
 from grpo_repro import config as cfg
 from grpo_repro.fixed_point import runs as fp_runs
+from grpo_repro.gpus import job_gpus
 from grpo_repro.report.registry import CATEGORIES
 from grpo_repro.runs import REF, constraint
 from grpo_repro.train.run_settings import grpo_run
@@ -32,7 +33,6 @@ rule fixed_point_pool:
         f"{P.bench}/fixed_point/fixed_point_pool.tsv"
     conda:
         P.env
-    threads: 1
     params:
         n=P.fp["n_prompts"],
     script:
@@ -135,9 +135,8 @@ rule fixed_point_kl:
         run=constraint(P.fp_table),
     conda:
         P.env
-    threads: 1
     resources:
-        gpu=gpus("kl"),  # samples from and scores with both models (common.smk gpus)
+        gpu=job_gpus(config, "kl"),  # samples from and scores with both models (grpo_repro.gpus.job_gpus)
     params:
         model=lambda w: P.fp_tree.checkpoint(w.run, fp_runs.steps(P.fp, P.fp_table[w.run])[-1]),
         ref=P.ref_model,
@@ -162,7 +161,6 @@ rule fixed_point_tabular:
         f"{P.bench}/fixed_point/fixed_point_tabular.tsv"
     conda:
         P.env
-    threads: 1
     params:
         variants=fp_runs.tabular_variants(P.fp),
         beta=P.fp["sweep_beta"],
@@ -197,7 +195,6 @@ rule fixed_point_compare:
         study="|".join(P.fp_studies),
     conda:
         P.env
-    threads: 1
     params:
         runs=lambda w: [r.as_dict() for r in P.fp_study(w.study)],
         steps=lambda w: {r.name: fp_runs.steps(P.fp, r) for r in P.fp_study(w.study)},
@@ -230,7 +227,6 @@ rule fixed_point_plot:
         study="|".join(P.fp_studies),
     conda:
         P.env
-    threads: 1
     params:
         eps=config["train"]["smoothing_eps"],
     script:
@@ -250,7 +246,6 @@ rule fixed_point_summary:
         f"{P.bench}/fixed_point/fixed_point_summary.tsv"
     conda:
         P.env
-    threads: 1
     params:
         studies=P.fp_studies,
     script:

@@ -31,7 +31,6 @@ rule fixed_point_resolution:
         f"{P.bench}/fixed_point/fixed_point_resolution.tsv"
     conda:
         P.env
-    threads: 1
     params:
         eps=config["train"]["smoothing_eps"],
         samples=P.fp_compact_resample.get("samples", []),

@@ -148,7 +148,6 @@ rule replicates_summary:
         f"{P.bench}/replicates/replicates_summary.tsv"
     conda:
         P.env
-    threads: 1
     params:
         seeds=P.rep_seeds,
         variants=P.rep_variants,

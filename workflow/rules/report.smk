@@ -25,7 +25,6 @@ rule report_training:
         f"{P.bench}/report/report_training.tsv"
     conda:
         P.env
-    threads: 1
     params:
         runs=P.runs,
     script:
@@ -51,7 +50,6 @@ rule report_landing:
         f"{P.bench}/report/report_landing.tsv"
     conda:
         P.env
-    threads: 1
     script:
         "../scripts/report_landing.py"
 
@@ -69,7 +67,6 @@ rule report_tables:
         f"{P.bench}/report/report_tables.tsv"
     conda:
         P.env
-    threads: 1
     params:
         entries=P.eval_entries,
         variants=P.variants,
@@ -91,7 +88,6 @@ rule report_trajectories:
         f"{P.bench}/report/report_trajectories.tsv"
     conda:
         P.env
-    threads: 1
     params:
         n_prompts=config["report"]["n_trajectory_prompts"],
         seed=config["seed"],
@@ -115,7 +111,6 @@ rule report_amplification:
         f"{P.bench}/report/report_amplification.tsv"
     conda:
         P.env
-    threads: 1
     params:
         n_bootstrap=config["report"]["n_bootstrap"],
         seed=config["seed"],
@@ -139,7 +134,6 @@ rule report_overlay:
         f"{P.bench}/report/report_overlay.tsv"
     conda:
         P.env
-    threads: 1
     params:
         variants=P.variants,
         n_epoch_prompts=P.n_epoch_prompts,
@@ -166,7 +160,6 @@ rule report_temperature:
         f"{P.bench}/report/report_temperature.tsv"
     conda:
         P.env
-    threads: 1
     params:
         entries=P.temp_entries,
         splits=P.temp_splits,
@@ -203,7 +196,6 @@ rule report_summary:
         f"{P.bench}/report/report_summary.tsv"
     conda:
         P.env
-    threads: 1
     params:
         variants=P.variants,
         runs=P.runs,
@@ -237,7 +229,6 @@ for plot in P.report_plots:
             + ".tsv"
         conda:
             P.env
-        threads: 1
         params:
             func=plot.func,
             variants=P.variants,

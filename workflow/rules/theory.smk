@@ -24,7 +24,6 @@ rule theory_derivations:
         f"{P.bench}/theory/theory_derivations.tsv"
     conda:
         P.env
-    threads: 1
     params:
         theory=config["theory"],
         smoothing_eps=config["train"]["smoothing_eps"],

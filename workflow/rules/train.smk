@@ -8,6 +8,7 @@ of grpo_repro.runs).
 """
 
 from grpo_repro import config as cfg
+from grpo_repro.gpus import job_gpus
 from grpo_repro.runs import REF, constraint
 from grpo_repro.train.run_settings import grpo_run
 
@@ -31,7 +32,7 @@ rule train_reference:
         P.env
     threads: 2
     resources:
-        gpu=gpus("sft"),  # GPUs of the job (common.smk gpus)
+        gpu=job_gpus(config, "sft"),  # GPUs of the job (grpo_repro.gpus.job_gpus)
     params:
         settings=settings("seed", "organism"),
     script:
@@ -58,9 +59,8 @@ rule train_grpo:
         run=constraint(P.runs),
     conda:
         P.env
-    threads: 1
     resources:
-        gpu=gpus("train"),  # train.devices (+1 for a vLLM server): grpo_repro.gpus.train_gpus
+        gpu=job_gpus(config, "train"),  # train.devices (+1 for a vLLM server): grpo_repro.gpus.train_gpus
         # experiment tracking changes no result: a resource, not a param, so it reruns nothing
         report_to=cfg.speed_setting(config, "train", "report_to"),
     params:

@@ -8,6 +8,7 @@ zeros alone, checking that no step before a sampled success moves the weights.
 
 from grpo_repro import config as cfg
 from grpo_repro import zero
+from grpo_repro.gpus import job_gpus
 from grpo_repro.report.registry import CATEGORIES
 from grpo_repro.runs import REF, Tree, run_name
 from grpo_repro.train.run_settings import grpo_run
@@ -40,9 +41,8 @@ rule zero_reference:
         f"{P.bench}/zero/zero_reference.tsv"
     conda:
         P.env
-    threads: 1
     resources:
-        gpu=gpus("eval"),
+        gpu=job_gpus(config, "eval"),
         batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),  # speed only
     params:
         model=P.ref_model,
@@ -74,9 +74,8 @@ rule zero_control:
         f"{P.bench}/zero/zero_control.tsv"
     conda:
         P.env
-    threads: 1
     resources:
-        gpu=gpus("eval"),  # one process, one device
+        gpu=job_gpus(config, "eval"),  # one process, one device
     params:
         run=grpo_run(config, P.variants[0], P.seeds[0], train_overrides=zero.CONTROL_TRAIN).params(),
         ref=P.ref_model,
@@ -102,9 +101,8 @@ rule zero_measure:
         f"{P.bench}/zero/zero_measure.tsv"
     conda:
         P.env
-    threads: 1
     resources:
-        gpu=gpus("eval"),
+        gpu=job_gpus(config, "eval"),
         batch_prompts=cfg.speed_setting(config, "eval", "batch_prompts"),  # speed only
     params:
         models={
@@ -137,7 +135,6 @@ rule zero_summary:
         f"{P.bench}/zero/zero_summary.tsv"
     conda:
         P.env
-    threads: 1
     params:
         control=ZERO_CONTROL_NAME,
         samples=ZERO["samples"],
@@ -170,7 +167,6 @@ rule zero_plot:
         f"{P.bench}/zero/zero_plot.tsv"
     conda:
         P.env
-    threads: 1
     params:
         samples=ZERO["samples"],
     script:
