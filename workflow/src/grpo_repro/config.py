@@ -23,6 +23,7 @@ from grpo_repro.config_checks import (
     renamed_errors,
     schema_errors,
 )
+from grpo_repro.evaluate.tasks import main_temperature
 
 
 class ConfigError(ValueError):
@@ -52,13 +53,6 @@ def yaml_error_message(path: str | Path, err: yaml.YAMLError) -> str:
     line = lines[mark.line] if mark.line < len(lines) else ""
     hint = " (a tab character: YAML indents with spaces only)" if "\t" in line else ""
     return f"{path}:{mark.line + 1}: not valid YAML: {what}{hint}: {line.strip()!r}"
-
-
-def check_yaml_files(files: Iterable[str | Path]) -> None:
-    """Raise ConfigError naming file and line of the first configuration file that is not valid
-    YAML (Snakemake's own message names neither)."""
-    for f in files:
-        load_yaml(f)
 
 
 #: plain (unquoted) scalars that YAML 1.1 (PyYAML, which Snakemake reads configurations with) and
@@ -249,11 +243,6 @@ def merge(base: dict, update: dict) -> dict:
     return out
 
 
-def eval_temperature(config: dict) -> float:
-    t = config["eval"]["temperature"]
-    return config["train"]["temperature"] if t is None else t
-
-
 #: settings that never change a job's results, only how fast it runs (eval.batch_prompts) or what
 #: it reports while it runs (train.report_to, the experiment tracker): not a job's params, so that
 #: changing them reruns nothing (Snakemake reruns a job whose params changed; a rule passes these
@@ -283,7 +272,7 @@ def eval_settings(config: dict) -> dict:
     settings = {
         "seed": config["seed"],
         "eval": without_speed_only(config)["eval"],
-        "temperature": eval_temperature(config),
+        "temperature": main_temperature(config),
         "bf16": config["train"]["bf16"],
         "use_vllm": config["train"]["use_vllm"],
     }

@@ -153,7 +153,7 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     found += size_errors(data)
     found += organism_errors(config)
     src = data_source(data)
-    if src is not None and not src.word_level and word_level:
+    if not src.word_level and word_level:
         found.append(
             (
                 ["model", "name_or_path"],

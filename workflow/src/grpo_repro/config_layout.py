@@ -21,8 +21,6 @@ def source_errors(data: dict) -> list[tuple]:
     problems): the file would be ignored. An overlay applied without its base does this
     (an overlay of config/paper.yaml giving local GSM8K files, over config/config.yaml's organism)."""
     src = data_source(data)
-    if src is None:
-        return []
     return [
         (
             ["data", key],
@@ -42,7 +40,7 @@ def size_errors(data: dict) -> list[tuple]:
     whole split" of a file source (GSM8K), but a generated source has no whole split to take, and
     would silently produce none (an empty headline split)."""
     src = data_source(data)
-    if src is None or src.generate is None:
+    if src.generate is None:
         return []
     return [
         (
@@ -138,7 +136,7 @@ def organism_errors(config: dict) -> list[tuple]:
             )
         )
     src = data_source(data)
-    if src is None or src.generate is None or org.get("min_steps", 1) > org.get("max_steps", 1):
+    if src.generate is None or org.get("min_steps", 1) > org.get("max_steps", 1):
         return found
     knobs = ("min_steps", "max_steps", "max_operand", "max_value")
     spec = TaskSpec(*(org[k] for k in knobs))

@@ -80,12 +80,6 @@ def spec(model: dict) -> str:
     return name if is_local(name) or not rev else f"{name}{SEP}{rev}"
 
 
-def split_spec(ref: str) -> tuple[str, str | None]:
-    """(hub id, revision or None) of a hub spec "id@revision"."""
-    name, _, rev = str(ref).partition(SEP)
-    return name, rev or None
-
-
 def _repo_dir(repo_id: str, kind: str = "models") -> Path:
     return hub_dir() / f"{kind}--{repo_id.replace('/', '--')}"
 
@@ -118,7 +112,8 @@ def local_dir(ref: str | Path) -> Path:
     ref = str(ref)
     if is_local(ref):
         return Path(ref).expanduser()
-    repo_id, rev = split_spec(ref)
+    repo_id, _, rev = ref.partition(SEP)
+    rev = rev or None
     lacking = model_missing(repo_id, rev)
     if lacking:
         raise HubError(

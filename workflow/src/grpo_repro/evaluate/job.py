@@ -91,7 +91,6 @@ def run_eval_job(
     data: dict[str, str | Path],
     threads: int = 1,
     progress: bool = True,
-    device: str | None = None,
     batch_prompts: int | None = None,
 ) -> dict:
     """Evaluate one run: `tasks` (grpo_repro.evaluate.tasks.Task as dicts: step, split,
@@ -111,8 +110,8 @@ def run_eval_job(
     torch.set_num_threads(max(1, int(threads)))
     ecfg = settings["eval"]
     platform = vllm_platform(settings)  # eval.backend vllm: where its engine runs
-    if device is None:  # the HF backend's (vLLM's engine runs on `platform`)
-        device = "cuda" if ecfg["backend"] == "vllm" or torch.cuda.is_available() else "cpu"
+    # the HF backend's device (vLLM's engine runs on `platform`)
+    device = "cuda" if ecfg["backend"] == "vllm" or torch.cuda.is_available() else "cpu"
     dtype = eval_dtype(ecfg["dtype"], {k: settings.get(k, False) for k in ("bf16", "use_vllm")})
     precision = {"dtype": dtype, "backend": ecfg["backend"], "autocast": False}
     prompts = {split: read_prompts(path) for split, path in data.items()}  # validated on read
@@ -124,7 +123,7 @@ def run_eval_job(
         model_dir = models[step]
         revision = revision_of(model_dir)
         sampler, digest, load_s = open_sampler(
-            ecfg, model_dir, dtype, str(device), batch_prompts, platform
+            ecfg, model_dir, dtype, device, batch_prompts, platform
         )
         try:
             for task in (t for t in tasks if int(t["step"]) == step):

@@ -73,7 +73,6 @@ def evaluate_records(
     step: int,
     split: str,
     model_sha256: str = "",
-    chunk_prompts: int | None = None,
     partial_path: str | Path | None = None,
     progress: bool = True,
     max_chunks: int | None = None,
@@ -86,7 +85,7 @@ def evaluate_records(
 
     if not records:
         raise ValueError(f"no prompts to evaluate for split {split!r}")
-    chunk_prompts = int(chunk_prompts or getattr(sampler, "batch_prompts", 32))
+    chunk_prompts = int(getattr(sampler, "batch_prompts", 32))
     seeds = prompt_seeds(records, seed, run, step, split)
     ids_hash = hashlib.sha256(
         "\n".join(

@@ -86,11 +86,6 @@ def draw_tokens(logits, u, params: SamplingParams, row_of=None):
     return pick.squeeze(1)
 
 
-def sample_from_logits(logits, u, params: SamplingParams):
-    """One token per row of `logits` (rows, V) from the uniforms `u` (rows,)."""
-    return draw_tokens(logits, u, params)
-
-
 def eos_ids(model, tokenizer) -> list[int]:
     ids = set()
     gen = getattr(model, "generation_config", None)

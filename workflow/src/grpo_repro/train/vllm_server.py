@@ -101,20 +101,19 @@ def serve(
     gpu: str,
     log_path: str | Path,
     dtype: str,
-    port: int | None = None,
     command: Callable[[int], list[str]] | None = None,
     startup_timeout_s: float = STARTUP_TIMEOUT_S,
     poll_s: float = 1.0,
     grace_s: float = GRACE_S,
 ) -> Iterator[str]:
     """Run the vLLM server of `model` on device `gpu` (CUDA_VISIBLE_DEVICES of the server) for the
-    body and yield its base URL; its stdout and stderr go to `log_path`. port: default a free one
+    body and yield its base URL; its stdout and stderr go to `log_path`. It listens on a free port
     (grpo_repro.gpus.free_port). command(port): the server's command line (default server_command;
     tests pass a stand-in). Raises ServerError, quoting the log's tail, when the server exits or
     does not answer /health within `startup_timeout_s`."""
     from grpo_repro.gpus import free_port
 
-    port = int(port or free_port())
+    port = free_port()
     argv = (command or (lambda p: server_command(str(model), p, dtype)))(port)
     url = f"http://{HOST}:{port}"
     log_path = Path(log_path)
