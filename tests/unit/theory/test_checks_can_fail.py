@@ -86,6 +86,44 @@ def test_two_kl_non_monotonicity_needs_a_real_counterexample():
     assert not two_kl.two_kl_not_monotone(ctx(), params=monotone).passed
 
 
+def test_two_kl_recurrence_numeric_fails_for_a_wrong_library(monkeypatch):
+    """var.two_kl_recurrence_numeric checks the library (maps.step_logit, oracle's anchor, Gibbs
+    step and Delta_R) against Thm 9's derived map: a wrong library map or oracle fails it."""
+    from grpo_repro.dynamics import oracle as orc
+
+    check = two_kl.two_kl_recurrence_numeric
+    assert check(ctx()).passed
+    step = dyn.step_logit
+    for wrong in (
+        lambda v, x, pr, b, e, alpha=None, **kw: step(v, x, pr, b, e, alpha=1 - alpha, **kw),
+        lambda v, x, pr, b, e, delta_r=0.0, **kw: step(v, x, pr, b, e, delta_r=-delta_r, **kw),
+        lambda v, x, pr, b, e, **kw: step(v, x, pr, 2 * b, e, **kw),
+    ):
+        monkeypatch.setattr(dyn, "step_logit", wrong)
+        assert fails(check)
+    monkeypatch.setattr(dyn, "step_logit", step)
+    assert check(ctx()).passed
+    anchor = orc.two_kl_anchor
+    monkeypatch.setattr(orc, "two_kl_anchor", lambda r, o, a: anchor(r, o, 1 - a))
+    assert fails(check)
+    monkeypatch.setattr(orc, "two_kl_anchor", anchor)
+    gibbs = orc.gibbs_step
+    monkeypatch.setattr(orc, "gibbs_step", lambda la, r, p, b, e, m: gibbs(la, r, p, b, 2 * e, m))
+    assert fails(check)
+
+
+def test_amplification_numeric_fails_for_wrong_library_fixed_points(monkeypatch):
+    from grpo_repro.dynamics import fixed_points as fxp
+
+    assert recurrence.amplification_numeric(ctx()).passed
+    orig = fxp.fixed_points
+    monkeypatch.setattr(fxp, "fixed_points", lambda b, p_ref, e: orig(b, p_ref, e)[1:])
+    assert fails(recurrence.amplification_numeric)  # a row without a fixed point
+    low = fxp.FixedPoint(0.15, -1.73, 0.0, True, 0.0)  # below p_ref on about half the rows
+    monkeypatch.setattr(fxp, "fixed_points", lambda b, p_ref, e: orig(b, p_ref, e) + [low])
+    assert fails(recurrence.amplification_numeric)
+
+
 def test_several_fixed_points_needs_sign_changes():
     assert orbits.several_fixed_points(ctx()).passed
     unique = dict(orbits.SEVERAL_FIXED_POINTS, beta=10)  # a single fixed point near p_ref

@@ -5,6 +5,8 @@ h_{eps,p_ref}(p) = sigma(logit p_ref + Omega(p)/beta) takes p_ref, and what that
   pi_0 = pi_ref) and classify the orbit: "fixed_point" (|x_N - x_{N-1}| <= tol (1 + |x_N|): a
   stable fixed point reached), "two_cycle" (x_N = x_{N-2} to tol, x_N != x_{N-1}) or
   "not_converged" (anything else: chaos, longer cycles, too slow). Vectorised over inputs.
+- `limits_from_ref(p_ref, ...)`: the last iterate from each measured p_ref (clipped to
+  [1e-9, 1 - 1e-9]; p_ref in {0, 1} kept: absorbing), the map iterated once per distinct value.
 - `gibbs_kl(p_star, p_ref)`: KL(pi || pi_ref) of the Gibbs policy pi = pi_ref exp(A/beta)/Z whose
   PoS is p*: the tilt is constant on the success and failure sets, so it is the Bernoulli KL
   p* log(p*/p_ref) + (1-p*) log((1-p*)/(1-p_ref)) (theory check pred.gibbs_kl_bernoulli).
@@ -59,6 +61,24 @@ def orbit_limits(
     a = np.where(cycle, np.minimum(p0_, p1_), p0_)
     b = np.where(cycle, np.maximum(p0_, p1_), p0_)
     return dict(kind=kind, a=a, b=b, last=p0_)
+
+
+def limits_from_ref(p_ref, beta, eps, group_size=None, variant: str = "grpo", n_iter: int = 400):
+    """p*_G (group_size G; None: p* of h) reached from each measured p_ref, e.g. a count over its
+    sample size: `orbit_limits`'s last iterate after n_iter steps from p_ref clipped to
+    [1e-9, 1 - 1e-9], p_ref itself where it is 0 or 1 (absorbing). The map is iterated once per
+    distinct value (elementwise: the same numbers as on the whole array)."""
+    p_ref = np.asarray(p_ref, float)
+    values, where = np.unique(p_ref, return_inverse=True)
+    lim = orbit_limits(
+        np.clip(values, 1e-9, 1 - 1e-9),
+        beta,
+        eps,
+        n_iter=n_iter,
+        group_size=group_size,
+        variant=variant,
+    )["last"][where.reshape(p_ref.shape)]
+    return np.where((p_ref > 0) & (p_ref < 1), lim, p_ref)
 
 
 def limit_from(

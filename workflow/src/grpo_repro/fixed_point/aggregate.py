@@ -96,16 +96,8 @@ def noise_floor(g: pd.DataFrame, eps: float, n_sim: int = 200, seed: int = 0) ->
     n_ref, n_pl = g["ref_samples"].to_numpy(int), g["plateau_samples"].to_numpy(int)
     p_ref_sim = rng.binomial(n_ref, g["p_ref"].to_numpy(), size=(n_sim, len(g))) / n_ref
     plateau_sim = rng.binomial(n_pl, g["p_pred_G"].to_numpy(), size=(n_sim, len(g))) / n_pl
-    inner = (p_ref_sim > 0) & (p_ref_sim < 1)
-    lim = pred.orbit_limits(
-        np.clip(p_ref_sim, 1e-9, 1 - 1e-9),
-        g["beta_pred"].iloc[0],
-        eps,
-        n_iter=400,
-        group_size=int(g["G"].iloc[0]),
-        variant=base,
-    )
-    p_sim = np.where(inner, lim["last"], p_ref_sim)
+    beta, group_size = g["beta_pred"].iloc[0], int(g["G"].iloc[0])
+    p_sim = pred.limits_from_ref(p_ref_sim, beta, eps, group_size=group_size, variant=base)
     return float(np.abs(plateau_sim - p_sim).mean())
 
 

@@ -6,7 +6,7 @@ smaller sample and prompt counts: does the verdict need the counts it was given?
 One resample at (samples m per checkpoint, k prompts): k prompts drawn with replacement (a prompt
 keeps all its seeds' rows); each p_ref re-measured with its own sample count and each plateau with
 2 m samples (the last two checkpoints), both binomial from the measured values; p*_G recomputed
-from the resampled p_ref (dynamics.prediction.orbit_limits, the map the study predicts with); then
+from the resampled p_ref (dynamics.prediction.limits_from_ref, the map the study predicts with); then
 the mean absolute gaps to p*_G and to the better baseline, and their difference d = better - p*_G.
 `resolution_table` gives one row per (m, k): the mean gaps, d's median and 95% interval, the share
 of resamples with d > 0 (`share_resolved`: the law beats the better baseline) and with p*_G's gap
@@ -25,20 +25,10 @@ from grpo_repro.fixed_point.aggregate import AIM_RATIO
 
 
 def _limits(p_ref: np.ndarray, g: pd.DataFrame, eps: float, group_size) -> np.ndarray:
-    """p*_G (group_size G; None: p* of h) of each resampled p_ref; the boundaries absorbing.
-    A resampled p_ref is a count over its sample size, so the map is iterated once per distinct
-    value (elementwise: the same numbers as on the whole array)."""
+    """p*_G (group_size G; None: p* of h) of each resampled p_ref; the boundaries absorbing."""
     base = reg.plateau_base(g["variant"].iloc[0]).name
-    values, where = np.unique(p_ref, return_inverse=True)
-    lim = pred.orbit_limits(
-        np.clip(values, 1e-9, 1 - 1e-9),
-        float(g["beta_pred"].iloc[0]),
-        eps,
-        n_iter=400,
-        group_size=group_size,
-        variant=base,
-    )["last"][where.reshape(p_ref.shape)]
-    return np.where((p_ref > 0) & (p_ref < 1), lim, p_ref)
+    beta = float(g["beta_pred"].iloc[0])
+    return pred.limits_from_ref(p_ref, beta, eps, group_size=group_size, variant=base)
 
 
 def resample(

@@ -34,35 +34,6 @@ from .core import Context, Outcome, log_uniform, numeric_outcome, register
 SEC = "numerics (grpo_repro.dynamics, oracle)"
 
 
-_RENYI: dict = {}
-
-
-def _renyi_function(ns: int, nf: int):
-    """Thm 9's Delta_R (two_kl.delta_renyi) on conditionals of ns successes and nf failures,
-    lambdified (numpy) once per (ns, nf)."""
-    if (ns, nf) not in _RENYI:
-        laws = [
-            list(sp.symbols(f"{t}1:{m + 1}", positive=True))
-            for t, m in (("rs", ns), ("rf", nf), ("os", ns), ("of", nf))
-        ]
-        expr = tk.delta_renyi(*laws)
-        _RENYI[(ns, nf)] = sp.lambdify([*laws, tk.alpha], expr, "numpy")
-    return _RENYI[(ns, nf)]
-
-
-def _renyi_reference(log_ref, log_prev, reward, alpha) -> np.ndarray:
-    """Thm 9's Delta_R on the actual conditionals (per prompt, 0 without successes or failures)."""
-    out = np.zeros(len(reward))
-    for q in range(len(reward)):
-        s, f = reward[q] > 0.5, reward[q] < 0.5
-        if not s.any() or not f.any():
-            continue
-        ref, prev = np.exp(log_ref[q]), np.exp(log_prev[q])
-        cond = [list(v[m] / v[m].sum()) for v in (ref, prev) for m in (s, f)]
-        out[q] = float(_renyi_function(int(s.sum()), int(f.sum()))(*cond, alpha))
-    return out
-
-
 _WEIGHTS: dict = {}
 _ADV = sp.lambdify(sp.symbols("r q e"), wts.advantage(*sp.symbols("r q e")), "numpy")
 
@@ -128,7 +99,7 @@ def oracle_gibbs_step(ctx: Context) -> Outcome:
                 errs += [np.abs(wp - ref_p), np.abs(wm - ref_m)]
                 if a:
                     errs.append(
-                        np.abs(dr - _renyi_reference(prob.log_pi_ref, prev, prob.reward, alpha))
+                        np.abs(dr - tk.renyi_reference(prob.log_pi_ref, prev, prob.reward, alpha))
                     )
     out = numeric_outcome(
         np.concatenate(errs),

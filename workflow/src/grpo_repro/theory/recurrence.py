@@ -6,8 +6,8 @@ of the Thm 1 Gibbs policy), so h', B and every check below inherit that derivati
 library grpo_repro.dynamics.maps is compared with these formulas in numerics_maps.py. Checks: Prop. 1 (continuity for
 eps > 0; the eps = 0 blow-up at the ends; h'(p) = -h(1-h)(1-2p)/(2 beta (p(1-p)+eps)^{3/2});
 h decreasing on (0,1/2), increasing on (1/2,1)); Thm 3 (h(p) > p_ref for 0 < p_ref < 1, so every
-fixed point exceeds p_ref; numeric fixed points); boundaries (p_ref = 0 -> h = 0, p_ref = 1 -> h = 1;
-eps > 0 -> h(1) < 1); Thm 6 / Lemma 1 (at a fixed point |h'(p*)| = B(p*)/beta, so |h'(p*)| < 1
+fixed point exceeds p_ref; the library's fixed points, dynamics.fixed_points); boundaries
+(p_ref = 0 -> h = 0, p_ref = 1 -> h = 1; eps > 0 -> h(1) < 1); Thm 6 / Lemma 1 (at a fixed point |h'(p*)| = B(p*)/beta, so |h'(p*)| < 1
 iff beta > B(p*), B(p) = p(1-p)|2p-1| / (2 (p(1-p)+eps)^{3/2})).
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 import sympy as sp
 from scipy.special import expit
 
-from grpo_repro.dynamics import maps as dyn
+from grpo_repro.dynamics import fixed_points as fxp
 
 from . import gibbs as gb
 from .core import (
@@ -164,22 +164,6 @@ def amplification(ctx: Context) -> Outcome:
     )
 
 
-def fixed_points(logit_ref, b, e, grid=2001, iters=64):
-    """All sign changes of h(p) - p on a grid over [0,1], refined by bisection.
-    Returns (row index, lo, hi) with h(lo) - lo > 0 >= h(hi) - hi for every bracket."""
-    logit_ref, b, e = (np.asarray(v, float)[:, None] for v in (logit_ref, b, e))
-    ps = np.linspace(0.0, 1.0, grid)[None, :]
-    g = dyn.h(ps, expit(logit_ref), b, e) - ps
-    rows, cols = np.nonzero((g[:, :-1] > 0) & (g[:, 1:] <= 0))
-    lo, hi = ps[0, cols].copy(), ps[0, cols + 1].copy()
-    lr, bb, ee = logit_ref[rows, 0], b[rows, 0], e[rows, 0]
-    for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        pos = dyn.h(mid, expit(lr), bb, ee) - mid > 0
-        lo, hi = np.where(pos, mid, lo), np.where(pos, hi, mid)
-    return rows, lo, hi
-
-
 @register(
     "rec.amplification_numeric",
     "Every fixed point of h located numerically exceeds p_ref, and at least one exists (eps > 0)",
@@ -191,19 +175,16 @@ def amplification_numeric(ctx: Context) -> Outcome:
     lr = rng.uniform(-9, 9, n)
     b = log_uniform(rng, 1e-2, 10, n)
     e = log_uniform(rng, 1e-6, 1, n)
-    rows, lo, hi = fixed_points(lr, b, e)
-    found = np.bincount(rows, minlength=n)
     pref = expit(lr)
-    bad = (lo[:] <= pref[rows]).astype(float)
-    err = np.concatenate([bad, (found == 0).astype(float)])
-    out = numeric_outcome(
-        err, ctx.tol, "indicator of (bracket lower end <= p_ref) or (no fixed point)", n
-    )
+    found = [[f.p_star for f in fxp.fixed_points(*row)] for row in zip(b, pref, e)]
+    gaps = np.concatenate([np.subtract(fps, q) for fps, q in zip(found, pref)])
+    err = np.concatenate([(gaps <= 0).astype(float), [float(not fps) for fps in found]])
+    out = numeric_outcome(err, ctx.tol, "indicator of (p* <= p_ref) or (no fixed point)", n)
     return Outcome(
         out.passed,
         "numeric",
-        out.detail + f"; {rows.size} fixed points bracketed (width <= "
-        f"{float(np.max(hi - lo)):.1e}), min(p*_lo - p_ref) = {float(np.min(lo - pref[rows])):.3g}",
+        out.detail + f"; {gaps.size} fixed points (dynamics.fixed_points, row by row), "
+        f"min(p* - p_ref) = {float(np.min(gaps, initial=np.inf)):.3g}",
         n,
     )
 
@@ -275,4 +256,4 @@ def stability(ctx: Context, B=None) -> Outcome:
     )
 
 
-__all__ = ["h_of_r", "fixed_points", "h_prime_paper", "B_paper"]
+__all__ = ["h_of_r", "h_prime_paper", "B_paper"]

@@ -16,6 +16,9 @@ import numpy as np
 import sympy as sp
 from scipy.special import logsumexp
 
+from grpo_repro.dynamics import maps as dyn
+from grpo_repro.dynamics import oracle as orc
+
 from . import gibbs as gb
 from . import weights as wts
 from .core import (
@@ -164,8 +167,34 @@ def two_kl_recurrence(ctx: Context) -> Outcome:
     )
 
 
-def renyi_np(P, Q, a):
-    return np.log(np.sum(P**a * Q ** (1 - a))) / (a - 1)
+_RENYI: dict = {}
+
+
+def _renyi_function(ns: int, nf: int):
+    """Thm 9's Delta_R (two_kl.delta_renyi) on conditionals of ns successes and nf failures,
+    lambdified (numpy) once per (ns, nf)."""
+    if (ns, nf) not in _RENYI:
+        laws = [
+            list(sp.symbols(f"{t}1:{m + 1}", positive=True))
+            for t, m in (("rs", ns), ("rf", nf), ("os", ns), ("of", nf))
+        ]
+        expr = delta_renyi(*laws)
+        _RENYI[(ns, nf)] = sp.lambdify([*laws, alpha], expr, "numpy")
+    return _RENYI[(ns, nf)]
+
+
+def renyi_reference(log_ref, log_prev, reward, alpha) -> np.ndarray:
+    """Thm 9's Delta_R (delta_renyi, lambdified) on the actual conditionals of log-policies
+    (prompts x K), per prompt; 0 without successes or failures."""
+    out = np.zeros(len(reward))
+    for q in range(len(reward)):
+        s, f = reward[q] > 0.5, reward[q] < 0.5
+        if not s.any() or not f.any():
+            continue
+        ref, prev = np.exp(log_ref[q]), np.exp(log_prev[q])
+        cond = [list(v[m] / v[m].sum()) for v in (ref, prev) for m in (s, f)]
+        out[q] = float(_renyi_function(int(s.sum()), int(f.sum()))(*cond, alpha))
+    return out
 
 
 @register(
@@ -176,31 +205,25 @@ def renyi_np(P, Q, a):
     SEC,
 )
 def two_kl_recurrence_numeric(ctx: Context) -> Outcome:
-    rng, m = ctx.rng, ctx.n_random
-    err = np.empty(m)
-    for i in range(m):
-        k = int(rng.integers(2, 9))
-        rew = np.zeros(k, bool)
-        rew[rng.permutation(k)[: int(rng.integers(1, k))]] = True
-        ref, old = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+    """The library's exact step (oracle.gibbs_step on oracle.two_kl_anchor) and its map
+    (maps.step_logit with oracle.delta_r) against Thm 9 as derived here (two_kl_x_step with
+    Delta_R = delta_renyi on the actual conditionals, lambdified); sets of 10 prompts."""
+    thm9 = sp.lambdify(xs := sp.symbols("x l a b e d"), two_kl_x_step(*xs), "numpy")
+    rng, n_sets = ctx.rng, max(1, ctx.n_random // 10)
+    err = []
+    for _ in range(n_sets):
+        prob = orc.make_problem(10, int(rng.integers(2, 9)), int(rng.integers(1 << 30)), 2.0, False)
+        ref, rew, s = prob.log_pi_ref, prob.reward, prob.reward > 0.5
+        old = orc.perturbed_policy(prob, int(rng.integers(1 << 30)), scale=2.0)
         a, b, e = rng.uniform(0.05, 0.95), 10 ** rng.uniform(-1, 1), 10 ** rng.uniform(-4, 0)
-        p_ref, p_old = ref[rew].sum(), old[rew].sum()
-        s = np.sqrt(p_old * (1 - p_old) + e)
-        adv = np.where(rew, (1 - p_old) / s, -p_old / s)
-        logw = a * np.log(ref) + (1 - a) * np.log(old) + adv / b  # log(pibar * e^{A/beta}) + const
-        lhs = logsumexp(logw[rew]) - logsumexp(logw[~rew])
-        d_r = (1 - a) * (
-            renyi_np(ref[~rew] / (1 - p_ref), old[~rew] / (1 - p_old), a)
-            - renyi_np(ref[rew] / p_ref, old[rew] / p_old, a)
-        )
-        rhs = (
-            a * np.log(p_ref / (1 - p_ref))
-            + (1 - a) * np.log(p_old / (1 - p_old))
-            + d_r
-            + 1 / (b * s)
-        )
-        err[i] = abs(lhs - rhs) / max(1.0, abs(rhs))
-    return numeric_outcome(err, ctx.tol, "relative error of logit p_n, K in 2..8", m)
+        odds = lambda lp: logsumexp(lp, axis=1, b=s) - logsumexp(lp, axis=1, b=~s)  # noqa: E731
+        rhs = thm9(odds(old), odds(ref), a, b, e, renyi_reference(ref, old, rew, a))
+        new = orc.gibbs_step(orc.two_kl_anchor(ref, old, a), rew, orc.pos(old, rew), b, e, False)
+        dr = orc.delta_r(ref, old, rew, a)
+        step = dyn.step_logit("two_kl", odds(old), prob.p_ref, b, e, alpha=a, delta_r=dr)
+        err.append(np.maximum(abs(odds(new) - rhs), abs(step - rhs)) / np.maximum(1, abs(rhs)))
+    what = "relative error of logit p_n (oracle Gibbs step; maps.step_logit) vs Thm 9, K in 2..8"
+    return numeric_outcome(np.concatenate(err), ctx.tol, what, 10 * n_sets)
 
 
 @register(
@@ -288,4 +311,4 @@ def two_kl_not_monotone(ctx: Context, params=None) -> Outcome:
     )
 
 
-__all__ = ["two_kl_x_step", "delta_renyi", "renyi_np", "NON_MONOTONE"]
+__all__ = ["two_kl_x_step", "delta_renyi", "renyi_reference", "NON_MONOTONE"]
