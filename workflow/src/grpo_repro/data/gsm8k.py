@@ -78,8 +78,6 @@ def load_gsm8k(
     """
     from grpo_repro.data.sources import numbered
 
-    if n is not None and n < 1:
-        raise ValueError(f"n must be a positive integer or None, got {n!r}")
     raw = read_jsonl(local_path) if local_path is not None else from_hub(split, hub_id, revision)
     source = local_path if local_path is not None else f"{hub_id}[{split}]"
     return numbered(raw, split, n, gold_number, str(source))

@@ -70,7 +70,7 @@ def prepare(config: dict, outputs: dict) -> dict:
     """Write every split of `outputs` ({split: path}: train, val, test, pool, sft, plus tokenizer
     (a directory) and stats (splits.json)); returns the statistics. `config` holds the keys seed,
     data, prompt, organism and model."""
-    splits = sets.raw_records(config)
+    splits = sources.source(config).records(config)  # {split: records} of data.source
     tokenizer = make_tokenizer(config, splits)
     tokenizer.save_pretrained(outputs["tokenizer"])  # a record of what rendered the prompts
     splits = {k: sets.render(v, config["prompt"], tokenizer) for k, v in splits.items()}

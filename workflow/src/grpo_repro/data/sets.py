@@ -26,11 +26,6 @@ def read_prompts(path) -> list[dict]:
     return io.read_jsonl(path, required=PROMPT_FIELDS)
 
 
-def raw_records(config: dict) -> dict:
-    """{split: records} of the configured data source (grpo_repro.data.sources.SOURCES)."""
-    return source(config).records(config)
-
-
 def render(records: list[dict], prompt_cfg: dict, tokenizer=None) -> list[dict]:
     return [{**r, "prompt": format_prompt(r["question"], prompt_cfg, tokenizer)} for r in records]
 

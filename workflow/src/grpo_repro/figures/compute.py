@@ -22,18 +22,10 @@ from grpo_repro.dynamics import prediction as prd
 N_CURVE = 2001
 
 
-def _p_grid(n: int = N_CURVE, lo: float = 1e-4) -> np.ndarray:
-    return np.linspace(lo, 1 - lo, n)
-
-
-def resolve_p0(spec, p_ref: float) -> float:
-    return p_ref if spec == "p_ref" else float(spec)
-
-
 # ------------------------------------------------------------------------------------ Fig 1
 def fig1(cfg: dict) -> dict:
     """w+(p), w-(p), Omega(p) for eps = 0 (the figure) and every smoothed eps of fig1_eps."""
-    p = _p_grid(N_CURVE, lo=1e-3)
+    p = np.linspace(1e-3, 1 - 1e-3, N_CURVE)
     frames = []
     for eps in [0.0] + [float(e) for e in cfg["fig1_eps"]]:
         frames.append(
@@ -97,7 +89,7 @@ def fig5(cfg: dict) -> dict:
     for spec in cfg["fig5_p0"]:
         for beta in cfg["fig5_beta"]:
             for p_ref in cfg["fig5_p_ref"]:
-                p0 = resolve_p0(spec, p_ref)
+                p0 = p_ref if spec == "p_ref" else float(spec)
                 seq = dyn.iterate_h(p0, p_ref, beta, eps, n_iter)
                 lim = prd.orbit_limits(p_ref, beta, eps, FIG5_CLASSIFY_ITER, p0=p0)
                 kind, a, b = str(lim["kind"]), float(lim["a"]), float(lim["b"])

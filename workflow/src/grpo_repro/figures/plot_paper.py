@@ -178,8 +178,6 @@ def _orbit(d: pd.DataFrame) -> str:
     """Panel title: the orbit's class (compute.fig5); p_50 is labelled as the paper's value."""
     last = d.iloc[-1]
     n = int(last.n)
-    if "orbit" not in d:  # an older CSV without the classification
-        return f"p_{n} = {last.p:.3g} (unclassified)"
     if last.orbit == "fixed_point":
         if bool(last.limit_reached_by_n_iter):
             return f"p* = {last.p_limit_a:.3g}"

@@ -146,12 +146,6 @@ def run_check(
     }
 
 
-def run_checks(
-    checks, n_random: int = 1000, tol: float = 1e-9, seed: int = 0, smoothing_eps: float = 1e-5
-) -> list[dict]:
-    return [run_check(c, n_random, tol, seed, smoothing_eps) for c in checks]
-
-
 # ----------------------------------------------------------------------------- symbolic helpers
 
 

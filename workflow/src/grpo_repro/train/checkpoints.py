@@ -121,7 +121,6 @@ def reset_if_changed(out_dir: Path, fingerprint: dict) -> None:
     """Resume only state written under the same fingerprint: when the fingerprint stored in work/
     differs (or is absent), drop work/ and checkpoints/ and start from pi_ref."""
     import hashlib
-    import json
 
     stamp = out_dir / "work" / "fingerprint.json"
     text = json.dumps(fingerprint, indent=1, sort_keys=True, default=str)
