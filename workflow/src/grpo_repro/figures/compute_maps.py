@@ -169,39 +169,18 @@ def variant_dynamics(cfg: dict) -> dict:
     n_iter = int(cfg["n_iter"])
     rows = []
     n = np.arange(n_iter + 1)
-    one_anchor = [v.name for v in reg.VARIANTS if not v.two_kl]
-    two_kl = [v.name for v in reg.VARIANTS if v.two_kl]
+    runs = [(v.name, None) for v in reg.VARIANTS if not v.two_kl]  # (variant, alpha)
+    runs += [(v.name, a) for v in reg.VARIANTS if v.two_kl for a in cfg["two_kl_alpha"]]
     for beta in cfg["variant_beta"]:
         for p_ref in cfg["variant_p_ref"]:
-            for v in one_anchor:
+            for v, a in runs:
+                p = dyn.recurrence(v, p_ref, beta, eps, n_iter, alpha=a)
+                alpha = np.nan if a is None else a
                 rows.append(
                     pd.DataFrame(
-                        dict(
-                            variant=v,
-                            alpha=np.nan,
-                            beta=beta,
-                            p_ref=p_ref,
-                            eps=eps,
-                            n=n,
-                            p=dyn.recurrence(v, p_ref, beta, eps, n_iter),
-                        )
+                        dict(variant=v, alpha=alpha, beta=beta, p_ref=p_ref, eps=eps, n=n, p=p)
                     )
                 )
-            for v in two_kl:
-                for a in cfg["two_kl_alpha"]:
-                    rows.append(
-                        pd.DataFrame(
-                            dict(
-                                variant=v,
-                                alpha=a,
-                                beta=beta,
-                                p_ref=p_ref,
-                                eps=eps,
-                                n=n,
-                                p=dyn.recurrence(v, p_ref, beta, eps, n_iter, alpha=a),
-                            )
-                        )
-                    )
     return {"csv": pd.concat(rows, ignore_index=True)}
 
 

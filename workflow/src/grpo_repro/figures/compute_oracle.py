@@ -95,39 +95,21 @@ def oracle_exact(cfg: dict) -> dict:
             )
             zero = prob.kind == "zero"
             one = prob.kind == "one"
+            measured = {  # check: (value, tol)
+                "pos_vs_scalar_max_abs": (float(np.max(np.abs(ex["p"] - sc))), 1e-12),
+                "optimiser_l1_max": (float(np.nanmax(l1)), 1e-5),
+                "p_ref0_absorbing_max": (
+                    float(np.max(ex["p"][:, zero])) if zero.any() else 0.0,
+                    0.0,
+                ),
+                "p_ref1_stays_max_dev": (
+                    float(np.max(1 - ex["p"][:, one])) if one.any() else 0.0,
+                    1e-12,
+                ),
+            }
             checks += [
-                dict(
-                    variant=variant,
-                    alpha=alpha,
-                    init=init,
-                    check="pos_vs_scalar_max_abs",
-                    value=float(np.max(np.abs(ex["p"] - sc))),
-                    tol=1e-12,
-                ),
-                dict(
-                    variant=variant,
-                    alpha=alpha,
-                    init=init,
-                    check="optimiser_l1_max",
-                    value=float(np.nanmax(l1)),
-                    tol=1e-5,
-                ),
-                dict(
-                    variant=variant,
-                    alpha=alpha,
-                    init=init,
-                    check="p_ref0_absorbing_max",
-                    value=float(np.max(ex["p"][:, zero])) if zero.any() else 0.0,
-                    tol=0.0,
-                ),
-                dict(
-                    variant=variant,
-                    alpha=alpha,
-                    init=init,
-                    check="p_ref1_stays_max_dev",
-                    value=float(np.max(1 - ex["p"][:, one])) if one.any() else 0.0,
-                    tol=1e-12,
-                ),
+                dict(variant=variant, alpha=alpha, init=init, check=c, value=v, tol=t)
+                for c, (v, t) in measured.items()
             ]
             if reg.get(variant).two_kl:
                 checks.append(_delta_r_check(prob, ex, lp0, variant, alpha, init))
