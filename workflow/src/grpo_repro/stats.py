@@ -55,9 +55,10 @@ def bootstrap_mean_ci(values, n_boot: int = 1000, seed: int = 0):
 
 
 def crossed_bootstrap_ci(values, n_boot: int = 1000, seed: int = 0) -> tuple[float, float, float]:
-    """(mean, low, high), a 95% interval, of the grand mean of a seeds x prompts matrix `values` (S, P), with a
-    percentile bootstrap that resamples seeds and prompts independently, both with replacement
-    (a crossed two-way design: the same prompts are evaluated under every training seed). The
+    """(mean, low, high), a 95% interval, of the grand mean of a seeds x prompts matrix `values`
+    (S, P), with a percentile bootstrap that resamples seeds and prompts independently, both with
+    replacement (a crossed two-way design: the same prompts are evaluated under every training
+    seed). The
     interval covers seed-to-seed and prompt-to-prompt variation; with one seed it is the bootstrap
     over prompts (bootstrap_mean_ci with the same resampled prompts)."""
     x = np.asarray(values, dtype=float)

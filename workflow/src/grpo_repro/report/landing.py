@@ -147,9 +147,10 @@ def verdict(b: dict) -> str:
         word = "below pi_ref's best temperature: sharpening does more"
     else:
         word = "no measurable difference from pi_ref's best temperature"
+    t_var, t_ref = temperature(b["t_variant"], " = "), temperature(b["t_ref"], " = ")
     return (
-        f"**{b['variant']}**: {word}: {pct(b['mean_variant'])} at {temperature(b['t_variant'], ' = ')} against "
-        f"pi_ref's {pct(b['mean_ref'])} at {temperature(b['t_ref'], ' = ')}, the curves' points in the picture "
+        f"**{b['variant']}**: {word}: {pct(b['mean_variant'])} at {t_var} against "
+        f"pi_ref's {pct(b['mean_ref'])} at {t_ref}, the curves' points in the picture "
         f"({points(b['mean_diff'], b['low'], b['high'])} points, {b['n_seeds_above']} of "
         f"{b['n_seeds']} seeds above; best temperatures chosen on {b['selected_on']}, reported on "
         f"{b['split']})"

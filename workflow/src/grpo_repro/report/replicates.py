@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from grpo_repro.cells import temperature
+from grpo_repro.cells import points, temperature
 
 
 def replicate_table(frames: dict[int, pd.DataFrame]) -> pd.DataFrame:
@@ -34,8 +34,8 @@ def replicate_markdown(table: pd.DataFrame) -> str:
     for r in table.to_dict("records"):
         lines.append(
             f"| {r['ref_seed']} | {r['variant']} | {r['seed']} | {100 * r['mean_variant']:.1f}% "
-            f"({temperature(r['t_variant'])}) | {100 * r['mean_ref']:.1f}% ({temperature(r['t_ref'])}) | "
-            f"{100 * r['mean_diff']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}] |"
+            f"({temperature(r['t_variant'])}) | {100 * r['mean_ref']:.1f}% "
+            f"({temperature(r['t_ref'])}) | {points(r['mean_diff'], r['low'], r['high'])} |"
         )
     per_seed = table[table["seed"].astype(str) != "all"]
     n_pos = int((per_seed["low"] > 0).sum())

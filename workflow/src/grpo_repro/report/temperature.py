@@ -248,8 +248,9 @@ def verdict(row: dict, t_main: float) -> str:
     diff = (
         f"{100 * row['mean_diff']:+.1f} points [{100 * row['low']:+.1f}, {100 * row['high']:+.1f}]"
     )
-    who = f"{row['variant']} at its best temperature ({temperature(row['t_variant'], ' = ')})"
-    ref = f"pi_ref at its best ({temperature(row['t_ref'], ' = ')}, both chosen on {row['selected_on']})"
+    t_var, t_ref, t_at = (temperature(t, " = ") for t in (row["t_variant"], row["t_ref"], t_main))
+    who = f"{row['variant']} at its best temperature ({t_var})"
+    ref = f"pi_ref at its best ({t_ref}, both chosen on {row['selected_on']})"
     if row["low"] > 0:
         what, tail = (
             "beats",
@@ -262,7 +263,7 @@ def verdict(row: dict, t_main: float) -> str:
         what, tail = (
             "falls below",
             (
-                f"lowering pi_ref's temperature gives more than GRPO: the gain at {temperature(t_main, ' = ')} is "
+                f"lowering pi_ref's temperature gives more than GRPO: the gain at {t_at} is "
                 "sharpening, not amplification beyond it."
             ),
         )
@@ -270,7 +271,7 @@ def verdict(row: dict, t_main: float) -> str:
         what, tail = (
             "does not differ from",
             (
-                f"the gain at {temperature(t_main, ' = ')} is no larger than what lowering pi_ref's temperature gives "
+                f"the gain at {t_at} is no larger than what lowering pi_ref's temperature gives "
                 "(sharpening)."
             ),
         )

@@ -7,8 +7,8 @@ library grpo_repro.dynamics.maps is compared with these formulas in numerics_map
 eps > 0; the eps = 0 blow-up at the ends; h'(p) = -h(1-h)(1-2p)/(2 beta (p(1-p)+eps)^{3/2});
 h decreasing on (0,1/2), increasing on (1/2,1)); Thm 3 (h(p) > p_ref for 0 < p_ref < 1, so every
 fixed point exceeds p_ref; the library's fixed points, dynamics.fixed_points); boundaries
-(p_ref = 0 -> h = 0, p_ref = 1 -> h = 1; eps > 0 -> h(1) < 1); Thm 6 / Lemma 1 (at a fixed point |h'(p*)| = B(p*)/beta, so |h'(p*)| < 1
-iff beta > B(p*), B(p) = p(1-p)|2p-1| / (2 (p(1-p)+eps)^{3/2})).
+(p_ref = 0 -> h = 0, p_ref = 1 -> h = 1; eps > 0 -> h(1) < 1); Thm 6 / Lemma 1 (at a fixed point
+|h'(p*)| = B(p*)/beta, so |h'(p*)| < 1 iff beta > B(p*), B(p) = p(1-p)|2p-1| / (2 (p(1-p)+eps)^{3/2})).
 """
 
 from __future__ import annotations

@@ -210,18 +210,21 @@ def two_kl_recurrence_numeric(ctx: Context) -> Outcome:
     Delta_R = delta_renyi on the actual conditionals, lambdified); sets of 10 prompts."""
     thm9 = sp.lambdify(xs := sp.symbols("x l a b e d"), two_kl_x_step(*xs), "numpy")
     rng, n_sets = ctx.rng, max(1, ctx.n_random // 10)
+
+    def odds(lp, s):  # logit of the PoS of log-policies lp (prompts x K), successes s
+        return logsumexp(lp, axis=1, b=s) - logsumexp(lp, axis=1, b=~s)
+
     err = []
     for _ in range(n_sets):
         prob = orc.make_problem(10, int(rng.integers(2, 9)), int(rng.integers(1 << 30)), 2.0, False)
         ref, rew, s = prob.log_pi_ref, prob.reward, prob.reward > 0.5
         old = orc.perturbed_policy(prob, int(rng.integers(1 << 30)), scale=2.0)
         a, b, e = rng.uniform(0.05, 0.95), 10 ** rng.uniform(-1, 1), 10 ** rng.uniform(-4, 0)
-        odds = lambda lp: logsumexp(lp, axis=1, b=s) - logsumexp(lp, axis=1, b=~s)  # noqa: E731
-        rhs = thm9(odds(old), odds(ref), a, b, e, renyi_reference(ref, old, rew, a))
+        rhs = thm9(odds(old, s), odds(ref, s), a, b, e, renyi_reference(ref, old, rew, a))
         new = orc.gibbs_step(orc.two_kl_anchor(ref, old, a), rew, orc.pos(old, rew), b, e, False)
         dr = orc.delta_r(ref, old, rew, a)
-        step = dyn.step_logit("two_kl", odds(old), prob.p_ref, b, e, alpha=a, delta_r=dr)
-        err.append(np.maximum(abs(odds(new) - rhs), abs(step - rhs)) / np.maximum(1, abs(rhs)))
+        step = dyn.step_logit("two_kl", odds(old, s), prob.p_ref, b, e, alpha=a, delta_r=dr)
+        err.append(np.maximum(abs(odds(new, s) - rhs), abs(step - rhs)) / np.maximum(1, abs(rhs)))
     what = "relative error of logit p_n (oracle Gibbs step; maps.step_logit) vs Thm 9, K in 2..8"
     return numeric_outcome(np.concatenate(err), ctx.tol, what, 10 * n_sets)
 
