@@ -174,23 +174,14 @@ def test_gold_number_without_number(answer):
         gold_number(answer)
 
 
-def test_reward_fn_strings_and_chat():
+def test_reward_fn_scores_the_completion_texts():
+    """TRL passes the decoded completions of string prompts (the prompt sets render the chat
+    template to a string, grpo_repro.data.prompts)."""
     f = make_reward_fn("strict")
     assert f.__name__ == "gsm8k_strict"
-    completions = [
-        "#### 5",
-        "#### 6",
-        [{"role": "assistant", "content": "#### 5"}],
-        [
-            {"role": "assistant", "content": "#### 4"},
-            {"role": "user", "content": "#### 9"},
-            {"role": "assistant", "content": "thinking\n#### 5"},
-        ],
-        [{"role": "assistant", "content": [{"type": "text", "text": "#### 5"}]}],
-        [{"role": "user", "content": "#### 5"}],  # no assistant message: no answer
-    ]
-    rewards = f(["q"] * 6, completions, ["5"] * 6, completion_ids=None, trainer_state=None)
-    assert rewards == [1.0, 0.0, 1.0, 1.0, 1.0, 0.0]
+    completions = ["#### 5", "#### 6", "thinking\n#### 5"]
+    rewards = f(["q"] * 3, completions, ["5"] * 3, completion_ids=None, trainer_state=None)
+    assert rewards == [1.0, 0.0, 1.0]
     assert all(isinstance(r, float) for r in rewards)
 
 

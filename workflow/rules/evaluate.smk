@@ -47,7 +47,7 @@ rule evaluate_reference:
         "../scripts/evaluate_run.py"
 
 
-rule evaluate_run:
+use rule evaluate_reference as evaluate_run with:
     """Every checkpoint of one GRPO run on every split, and its final checkpoint at every
     temperature of eval.temperatures."""
     input:
@@ -63,8 +63,6 @@ rule evaluate_run:
         f"{P.bench}/evaluate/{{run}}.tsv"
     wildcard_constraints:
         run=constraint(P.runs),
-    conda:
-        P.env
     resources:
         gpu=job_gpus(config, "eval"),
         mem_mb=3000,
@@ -74,7 +72,3 @@ rule evaluate_run:
         run=lambda w: w.run,
         models=lambda w: P.tree.checkpoints(w.run, P.steps),
         tasks=lambda w: [t.as_dict() for t in P.eval_tasks(w.run)],
-        splits=P.eval_splits,
-        settings=cfg.eval_settings(config),
-    script:
-        "../scripts/evaluate_run.py"

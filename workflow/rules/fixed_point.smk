@@ -61,7 +61,6 @@ use rule train_grpo as fixed_point_train with:
             P.fp_table[w.run].seed,
             train_overrides=fp_runs.train_overrides(P.fp, P.fp_table[w.run]),
         ).params(),
-        ref=P.ref_model,
         n_epoch_prompts=P.fp["n_prompts"],
 
 
@@ -78,7 +77,6 @@ use rule evaluate_reference as fixed_point_evaluate_ref with:
     benchmark:
         f"{P.bench}/fixed_point/evaluate/ref.tsv"
     params:
-        run=REF,
         models={0: P.ref_model},
         tasks=[t.as_dict() for t in fp_runs.eval_tasks(P.fp_dir, REF, P.fp_steps)],
         splits=[fp_runs.POOL],
@@ -100,7 +98,6 @@ use rule evaluate_run as fixed_point_evaluate with:
     wildcard_constraints:
         run=constraint(set(P.fp_table) - set(P.fp_long) - set(P.fp_compact)),  # a max_steps run
     params:
-        run=lambda w: w.run,
         models=lambda w: P.fp_tree.checkpoints(w.run, fp_runs.steps(P.fp, P.fp_table[w.run])),
         tasks=lambda w: [
             t.as_dict()

@@ -67,7 +67,6 @@ use rule train_grpo as replicate_train with:
             data_seed=int(w.rep),
         ).params(),
         ref=lambda w: P.rep_tree_of(w.rep).ref_model(),
-        n_epoch_prompts=P.n_epoch_prompts,
 
 
 use rule evaluate_reference as replicate_evaluate_ref with:
@@ -83,10 +82,8 @@ use rule evaluate_reference as replicate_evaluate_ref with:
     benchmark:
         f"{P.bench}/replicates/seed_{{rep}}/evaluate_ref.tsv"
     params:
-        run=REF,
         models=lambda w: {0: P.rep_tree_of(w.rep).ref_model()},
         tasks=lambda w: [t.as_dict() for t in P.rep_tasks(P.rep_tree_of(w.rep).root, REF)],
-        splits=P.eval_splits,
         settings=lambda w: {**cfg.eval_settings(config), "seed": int(w.rep)},
 
 
@@ -105,10 +102,8 @@ use rule evaluate_run as replicate_evaluate with:
     wildcard_constraints:
         run=constraint(P.rep_run_table),
     params:
-        run=lambda w: w.run,
         models=lambda w: P.rep_tree_of(w.rep).checkpoints(w.run, P.steps[-1:]),
         tasks=lambda w: [t.as_dict() for t in P.rep_tasks(P.rep_tree_of(w.rep).root, w.run)],
-        splits=P.eval_splits,
         settings=lambda w: {**cfg.eval_settings(config), "seed": int(w.rep)},
 
 
@@ -127,10 +122,6 @@ use rule report_temperature as replicate_temperature with:
         f"{P.bench}/replicates/seed_{{rep}}/report_temperature.tsv"
     params:
         entries=lambda w: P.rep_entries(P.rep_tree_of(w.rep).root),
-        splits=P.temp_splits,
-        headline="test" if "test" in P.temp_splits else P.temp_splits[0] if P.temp_splits else None,
-        n_bootstrap=config["report"]["n_bootstrap"],
-        seed=config["seed"],
 
 
 rule replicates_summary:

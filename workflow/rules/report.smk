@@ -69,7 +69,6 @@ rule report_tables:
         P.env
     params:
         entries=P.eval_entries,
-        variants=P.variants,
         steps=P.steps,
     script:
         "../scripts/report_tables.py"
@@ -207,6 +206,7 @@ rule report_summary:
 
 
 for plot in P.report_plots:
+    job = f"report_plot_{plot.name}" + ("_{split}" if plot.per_split else "")  # log, benchmark
 
     rule:
         name:
@@ -220,13 +220,9 @@ for plot in P.report_plots:
                 for p, kw in P.report_figures(plot, "{split}" if plot.per_split else None)
             ],
         log:
-            f"{P.logs}/report/report_plot_{plot.name}"
-            + ("_{split}" if plot.per_split else "")
-            + ".log",
+            f"{P.logs}/report/{job}.log",
         benchmark:
-            f"{P.bench}/report/report_plot_{plot.name}"
-            + ("_{split}" if plot.per_split else "")
-            + ".tsv"
+            f"{P.bench}/report/{job}.tsv"
         conda:
             P.env
         params:

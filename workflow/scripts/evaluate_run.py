@@ -4,18 +4,14 @@ table of one run (grpo_repro.evaluate.tasks) -> results/evaluate/{run}/{split}/s
 `gpu` resource, none on a CPU)."""
 
 from grpo_repro import gpus, io
-from grpo_repro.evaluate.job import run_eval_job
+from grpo_repro.evaluate.job import device_sections, run_eval_job
 from grpo_repro.preflight import check_device
 
 
 def main(sm) -> None:
     io.log_to(sm.log[0])
     settings = sm.params.settings
-    device = {
-        "train": {"bf16": settings["bf16"]},
-        "eval": settings["eval"],
-        "vllm": settings.get("vllm", {}),  # eval.backend vllm: where the engine runs
-    }
+    device = device_sections(settings)
     n = gpus.requested(sm.resources)
     gpus.require(n, gpus.job_gpus(device, "eval"))
     with gpus.acquire(n):  # sets CUDA_VISIBLE_DEVICES

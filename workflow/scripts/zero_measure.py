@@ -7,7 +7,7 @@ it with eval.samples (what evaluation draws at every checkpoint) -> measured.csv
 import pandas as pd
 
 from grpo_repro import gpus, io, zero
-from grpo_repro.evaluate.job import check_checkpoints
+from grpo_repro.evaluate.job import check_checkpoints, device_sections
 from grpo_repro.preflight import check_device
 
 
@@ -19,7 +19,7 @@ def main(sm) -> None:
     records = zero.read_zeros(sm.input.zeros)
     frames = []
     with gpus.acquire(gpus.requested(sm.resources)):
-        check_device(zero.device_sections(settings))
+        check_device(device_sections(settings))
         import torch
 
         torch.set_num_threads(sm.threads)

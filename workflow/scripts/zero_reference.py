@@ -9,6 +9,7 @@ import pandas as pd
 
 from grpo_repro import gpus, io, zero
 from grpo_repro.data.sets import read_prompts
+from grpo_repro.evaluate.job import device_sections
 from grpo_repro.preflight import check_device
 from grpo_repro.runs import REF
 
@@ -25,7 +26,7 @@ def main(sm) -> None:
     split_of |= {r["prompt_id"]: zero.HELD_OUT for r in extra}
     by_id = {r["prompt_id"]: r for r in [*splits["test"], *train, *extra]}
     with gpus.acquire(gpus.requested(sm.resources)):
-        check_device(zero.device_sections(settings))
+        check_device(device_sections(settings))
         import torch
 
         torch.set_num_threads(sm.threads)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
-from grpo_repro import reward
+from grpo_repro import io, reward
 from grpo_repro.config import eval_settings
 from grpo_repro.evaluate import partial, scoring
 from grpo_repro.evaluate import run as ev
@@ -137,8 +137,8 @@ def test_fixed_seed_reproduces_table(micro, tmp_path):
     a, _ = run(micro, records)
     b, _ = run(micro, records)
     pd.testing.assert_frame_equal(a, b)
-    ev.write_outputs(a, {}, tmp_path / "a.csv", tmp_path / "a.json")
-    ev.write_outputs(b, {}, tmp_path / "b.csv", tmp_path / "b.json")
+    io.write_csv(tmp_path / "a.csv", a)
+    io.write_csv(tmp_path / "b.csv", b)
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
     # another (variant, step) draws other samples
     model, tok = micro
@@ -198,17 +198,6 @@ def test_interrupted_run_resumes_to_identical_table(micro, tmp_path):
     )
     assert meta["timing"]["resumed_chunks"] == []
     pd.testing.assert_frame_equal(full, again)
-
-
-def test_outputs_atomic_and_partial_removed(micro, tmp_path):
-    df, meta = run(micro, micro_records()[:2])
-    csv, js = tmp_path / "ev" / "step_60.csv", tmp_path / "ev" / "step_60.json"
-    partial.partial_path_for(csv).parent.mkdir(parents=True)
-    partial.partial_path_for(csv).write_text("{}\n")
-    ev.write_outputs(df, meta, csv, js)
-    assert sorted(p.name for p in csv.parent.iterdir()) == ["step_60.csv", "step_60.json"]
-    pd.testing.assert_frame_equal(pd.read_csv(csv), df, check_dtype=False)
-    assert json.loads(js.read_text())["model_sha256"] == "abc"
 
 
 def test_model_hash(tmp_path):

@@ -80,7 +80,7 @@ def test_overlay_summary_says_which_map_is_closer(at, closer, tmp_path, default_
     steps = [0, 60, 120]
     make_results(tmp_path, default_config, steps, n_prompts={"test": 30, "train": 10})
     entries = tables.eval_entries(str(tmp_path / "results"), ["grpo"], [0], ["test"], steps)
-    long = tables.pool_seeds(tables.load_long(entries, ["grpo"], steps))
+    long = tables.pool_seeds(tables.load_long(entries, steps))
     traj = overlay.overlay_trajectories(long, _runs(), 64, 3, 0)
     assert (traj["G"] == 8).all() and (traj["p_pred_limit_G"] <= traj["p_pred_limit"]).all()
     last = traj["step"] == traj["step"].max()
@@ -106,7 +106,7 @@ def test_overlay_summary_on_fabricated_run(tmp_path, default_config):
     entries = tables.eval_entries(
         str(tmp_path / "results"), VARIANTS, seeds, ["test", "train"], steps
     )
-    long = tables.pool_seeds(tables.load_long(entries, VARIANTS, steps))
+    long = tables.pool_seeds(tables.load_long(entries, steps))
     traj = overlay.overlay_trajectories(long, _runs(), 64, 5, 0)
     assert traj.groupby(["variant", "split"])["selected"].sum().div(len(steps)).eq(5).all()
     s = overlay.overlay_summary(traj)
@@ -167,7 +167,6 @@ def test_summary_build_and_markdown(tmp_path, default_config):
         tables.eval_entries(
             str(res), VARIANTS, default_config["train"]["seeds"], ["test", "train"], steps
         ),
-        VARIANTS,
         steps,
     )
     prompts = amp.final_vs_ref(long)

@@ -33,7 +33,7 @@ def _entries(tmp_path, ks_by_seed, ids):
                 entries.append(
                     {"variant": v, "seed": seed, "split": "test", "step": step, "path": str(p)}
                 )
-    return tables.load_long(entries, ["grpo", "dr_grpo"], [0, 10, 20])
+    return tables.load_long(entries, [0, 10, 20])
 
 
 @pytest.fixture
@@ -114,7 +114,7 @@ def test_long_table_rejects_mismatched_prompts(tmp_path):
         {"variant": "grpo", "seed": 0, "split": "test", "step": 5, "path": str(b)},
     ]
     with pytest.raises(ValueError, match="prompt set differs"):
-        tables.load_long(entries, ["grpo"], [0, 5])
+        tables.load_long(entries, [0, 5])
 
 
 def test_eval_table_checks_columns(tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from grpo_repro import stats
 from grpo_repro.evaluate import tasks as ev_tasks
 from grpo_repro.report import temperature as tp
 
@@ -25,18 +26,20 @@ from grpo_repro.report import temperature as tp
         (50, 10, 40),
         (8, 2, 7),
         (1, 1, 1),
+        (400, 2, 256),
+        (400, 0, 400),
     ],
 )
 def test_pass_at_k_is_one_minus_the_binomial_ratio(n, c, k):
     want = 1 - comb(n - c, k) / comb(n, k)
-    assert tp.pass_at_k_prompt([n], [c], k)[0] == pytest.approx(want, abs=1e-12)
+    assert stats.pass_at_k([n], [c], k)[0] == pytest.approx(want, abs=1e-12)
 
 
 def test_pass_at_1_is_the_success_rate_and_k_beyond_n_is_refused():
     n, c = np.array([50, 50, 20]), np.array([7, 0, 20])
-    assert tp.pass_at_k_prompt(n, c, 1) == pytest.approx(c / n)
+    assert stats.pass_at_k(n, c, 1) == pytest.approx(c / n)
     with pytest.raises(ValueError, match="1 <= k <= n"):
-        tp.pass_at_k_prompt([5], [1], 6)
+        stats.pass_at_k([5], [1], 6)
 
 
 def _long(rates: dict, n_prompts: int = 40, samples: int = 50, seeds=(0, 1)) -> pd.DataFrame:

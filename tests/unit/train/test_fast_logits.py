@@ -2,12 +2,10 @@
 are TRL 1.16's (Sec. 2 objective as its fused LM head computes it) beyond the shipped Qwen2 float32
 setting:
 
-* under bf16 autocast (CPU) the LM head is TRL's kernel: log-probs and gradients equal, projection
-  in bf16 (TRL's default) or in float32 (GRPOConfig.cast_lm_head_to_fp32), gradient products in
-  float32 (autograd through the bf16 linear, the fast path before, rounds them);
-* a config's logit scale and final-logit softcapping are applied as TRL applies them;
-* with an entropy bonus (GRPOConfig.entropy_coef) the entropy carries a gradient: the loss and its
-  gradients equal TRL's;
+* under bf16 autocast (CPU) the LM head is TRL's kernel: log-probs and gradients equal, gradient
+  products in float32 (autograd through the bf16 linear, the fast path before, rounds them);
+* with an entropy bonus (GRPOConfig.entropy_coef) the loss and its gradients equal TRL's (its
+  entropy carries a gradient: TRL's path);
 * an architecture the path is not checked on falls back to TRL's log-probs, the reason logged."""
 
 import copy
@@ -45,14 +43,11 @@ def _grads(fn, hidden, head, w):
     return lp.detach(), hidden.grad.clone(), head.weight.grad.clone()
 
 
-def _trl(hidden, head, targets, fp32_head, temperature=0.7):
+def _trl(hidden, head, targets, temperature=0.7):
     """TRL's kernel as its fused forward calls it (trl/trainer/utils.py add_fused_lm_head)."""
     from trl.kernels import ChunkedLogProbFunction
 
     args = (targets, temperature, 32768, None, 1.0, OUTPUTS)
-    if fp32_head:
-        with torch.autocast("cpu", enabled=False):
-            return ChunkedLogProbFunction.apply(hidden.float(), head.weight, None, *args)[0]
     return ChunkedLogProbFunction.apply(hidden, head.weight, None, *args)[0]
 
 
@@ -64,32 +59,31 @@ def _bf16_autograd(hidden, head, targets, temperature=0.7):
 
 def test_lm_head_under_bf16_autocast_is_trls():
     """bf16 autocast on CPU: score_tokens' log-probs and gradients (hidden and weight) equal TRL's
-    kernel, with the projection in bf16 (TRL's default) and in float32 (cast_lm_head_to_fp32); the
-    two settings differ, and autograd through the bf16 linear gets other gradients (bf16-rounded
-    products, which TRL avoids: chunked_logprob.py `_addmm_fp32`)."""
+    kernel; autograd through the bf16 linear gets other gradients (bf16-rounded products, which TRL
+    avoids: chunked_logprob.py `_addmm_fp32`). In float32 (the log_softmax path) they equal TRL's
+    kernel in float32."""
     from grpo_repro.train.scored_logits import score_tokens
 
     hidden, head, targets = _head_case()
     w = torch.randn(targets.shape, generator=torch.Generator().manual_seed(1))
-    res = {}
+
+    def ours_fn(x, m):
+        return score_tokens(m, x, targets, 0.7)[0]
+
+    def trl_fn(x, m):
+        return _trl(x, m, targets)
+
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        for f in (False, True):
-            ours = _grads(
-                lambda x, m: score_tokens(m, x, targets, 0.7, fp32_head=f)[0], hidden, head, w
-            )
-            trl = _grads(lambda x, m: _trl(x, m, targets, f), hidden, head, w)
-            for a, b in zip(ours, trl):
-                assert a.dtype == torch.float32 and torch.allclose(a, b, atol=1e-6, rtol=1e-5)
-            res[f] = ours
+        ours, trl = _grads(ours_fn, hidden, head, w), _grads(trl_fn, hidden, head, w)
         rounded = _grads(lambda x, m: _bf16_autograd(x, m, targets), hidden, head, w)
-    assert (res[False][0] - res[True][0]).abs().max() > 1e-3  # bf16 logits: another result
-    assert torch.allclose(rounded[0], res[False][0], atol=1e-5)  # the same forward ...
-    assert (rounded[2] - res[False][2]).abs().max() > 1e-3 * res[False][
-        2
-    ].abs().max()  # ... not backward
-    plain = _grads(lambda x, m: score_tokens(m, x, targets, 0.7)[0], hidden, head, w)
-    for a, b in zip(plain, res[True]):  # no autocast: float32, the log_softmax path
+    for a, b in zip(ours, trl):
+        assert a.dtype == torch.float32 and torch.allclose(a, b, atol=1e-6, rtol=1e-5)
+    assert torch.allclose(rounded[0], ours[0], atol=1e-5)  # the same forward ...
+    assert (rounded[2] - ours[2]).abs().max() > 1e-3 * ours[2].abs().max()  # ... not backward
+    plain, fp32 = _grads(ours_fn, hidden, head, w), _grads(trl_fn, hidden, head, w)
+    for a, b in zip(plain, fp32):  # no autocast: float32, the log_softmax path
         assert torch.allclose(a, b, atol=1e-5)
+    assert (plain[0] - ours[0]).abs().max() > 1e-3  # bf16 logits: another result
 
 
 def test_shared_prefix_logps_under_bf16_autocast_match_trl():
@@ -154,48 +148,9 @@ def test_bf16_training_loss_is_trls(micro_ref):
     assert cos > 0.999, float(cos)  # measured 0.99987
 
 
-def test_logit_scale_and_softcapping_are_trls():
-    """A config with logit_scale and final_logit_softcapping (read by TRL's fused head as for
-    Cohere / Gemma-2): the shared-prefix log-probs equal TRL's; ignoring them would not."""
-    from trl.trainer.utils import add_fused_lm_head
-
-    from grpo_repro.train import shared_logps
-    from tests.unit.train.test_fast import random_rows
-
-    model, tok = micro_policy()
-    model.config.final_logit_softcapping = 1.5
-    model.config.logit_scale = 0.6
-    trl_model = copy.deepcopy(model)
-    add_fused_lm_head(trl_model, temperature=0.7, outputs=OUTPUTS)
-    ids, mask, cw = trl_rows(tok, random_rows(tok, [0, 2, 1, 0], 6))
-    labels = ids.masked_fill(mask == 0, -100)
-    labels[:, :-cw] = -100
-    with torch.no_grad():
-        trl = trl_model(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
-        lp, ent = shared_logps.shared_prefix_logps(model, ids, mask, cw, 0.7, True)
-        del model.config.final_logit_softcapping, model.config.logit_scale
-        plain, _ = shared_logps.shared_prefix_logps(model, ids, mask, cw, 0.7, True)
-    assert torch.allclose(lp, trl.log_probs[:, -cw:], atol=2e-6)
-    assert torch.allclose(ent, trl.entropy[:, -cw:], atol=2e-6)
-    assert (plain - trl.log_probs[:, -cw:]).abs().max() > 0.1
-
-
-def test_logit_transform_reads_configs_as_trl():
-    from transformers import CohereConfig, Gemma2Config, GraniteConfig, Qwen2Config
-
-    from grpo_repro.train.scored_logits import logit_transform
-
-    assert logit_transform(Qwen2Config()) == (1.0, None)
-    assert logit_transform(Gemma2Config(final_logit_softcapping=30.0)) == (1.0, 30.0)
-    assert logit_transform(CohereConfig(logit_scale=0.0625)) == (0.0625, None)
-    assert logit_transform(GraniteConfig(logits_scaling=8.0)) == (0.125, None)
-
-
 def test_entropy_bonus_loss_and_gradients_are_trls(micro_ref):
-    """entropy_coef 0.1 (TRL's entropy bonus): on the same batch the fast log-probs give TRL's loss
-    and gradients (the bonus's entropy carries a gradient); without it they would not."""
-    from grpo_repro.train.shared_logps import shared_prefix_logps
-
+    """entropy_coef 0.1 (TRL's entropy bonus, whose entropy carries a gradient): on the same batch
+    the fast trainer gives TRL's loss and gradients (it takes TRL's log-probs)."""
     config = micro_config(max_len=8, beta=0.1, mu=1)
     records = micro_records()
     trl_tr = build(micro_ref, records, config, entropy_coef=0.1)
@@ -214,12 +169,6 @@ def test_entropy_bonus_loss_and_gradients_are_trls(micro_ref):
         grads.append(torch.cat([p.grad.flatten() for p in tr.model.parameters()]))
     assert abs(losses[0] - losses[1]) <= 1e-5 * max(1.0, abs(losses[0]))
     assert torch.allclose(grads[0], grads[1], atol=1e-5 * float(grads[0].abs().max()))
-    full = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], 1)
-    mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], 1)
-    cw = inputs["completion_ids"].shape[1]
-    args = (fast_tr.model, full, mask, cw, 1.0, True)
-    assert shared_prefix_logps(*args, entropy_grad=True)[1].requires_grad
-    assert not shared_prefix_logps(*args, entropy_grad=False)[1].requires_grad
 
 
 def test_unchecked_architecture_falls_back_to_trl(micro_ref, caplog):

@@ -22,9 +22,9 @@ def pct(x, spec="{:.1f}") -> str:
     return "n/a" if missing(x) else spec.format(100 * x) + "%"
 
 
-def pct_ci(m, lo, hi) -> str:
+def pct_ci(m, lo, hi, spec="{:.1f}") -> str:
     """A rate and its interval, in percent: 'm% [lo%, hi%]'."""
-    return f"{pct(m)} [{pct(lo)}, {pct(hi)}]"
+    return f"{pct(m, spec)} [{pct(lo, spec)}, {pct(hi, spec)}]"
 
 
 def ci(row, name, spec="{:.3f}") -> str:

@@ -50,18 +50,13 @@ def vllm_platform(config: dict) -> str:
     return config.get("vllm", {}).get("platform", "cuda")
 
 
-def uses_vllm(config: dict) -> bool:
-    """Whether the configuration generates with vLLM: in training (train.use_vllm) or in
-    evaluation (eval.backend: vllm)."""
-    train, ev = config.get("train", {}), config.get("eval", {})
-    return bool(train.get("use_vllm")) or ev.get("backend") == "vllm"
-
-
 def uses_gpu(config: dict) -> bool:
     """Whether the configuration runs its models on CUDA: bf16 weights (train.bf16), or vLLM
-    generation (uses_vllm) on vllm.platform cuda; vLLM's CPU backend needs no GPU."""
-    gpu_vllm = uses_vllm(config) and vllm_platform(config) == "cuda"
-    return bool(config.get("train", {}).get("bf16")) or gpu_vllm
+    generation (train.use_vllm, eval.backend vllm) on vllm.platform cuda; vLLM's CPU backend needs
+    no GPU."""
+    train, ev = config.get("train", {}), config.get("eval", {})
+    vllm = bool(train.get("use_vllm")) or ev.get("backend") == "vllm"
+    return bool(train.get("bf16")) or (vllm and vllm_platform(config) == "cuda")
 
 
 def train_gpus(config: dict) -> int:

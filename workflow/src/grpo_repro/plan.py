@@ -104,7 +104,7 @@ def plan(config: dict, throughput: dict, sizes: dict | None = None) -> list[Stag
     params = throughput.get("parameters") if same_model else None
     prompts = _split_prompts(config, sizes)
     first = P.run_table[P.runs[0]]
-    train = dict(grpo_run(config, first.variant, first.seed).train)
+    train = grpo_run(config, first.variant, first.seed).train.as_dict()
     gpus = job_gpus(config, "train") or 1  # the training job's `gpu` resource (1: a CPU's)
     n_runs = len(P.runs)
     stages = [_train_stage("train", train, P.n_epoch_prompts, n_runs, gpus, train_rate, params)]
@@ -129,7 +129,7 @@ def _compact(config, fp, train_rate, eval_rate, gpus, params) -> list[Stage]:
     runs = fp_runs.study_runs(fp, fp_runs.COMPACT, config["train"]["num_generations"])
     run = runs[0]
     over = fp_runs.train_overrides(fp, run)
-    train = dict(grpo_run(config, run.variant, run.seed, train_overrides=over).train)
+    train = grpo_run(config, run.variant, run.seed, train_overrides=over).train.as_dict()
     stage = _train_stage(
         "fixed_point train", train, fp["n_prompts"], len(runs), gpus, train_rate, params
     )

@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation, localcontext
-from typing import Any
 
 MODES = ("strict", "lenient")
 
@@ -85,19 +84,6 @@ def is_correct(completion: str, gold: str, mode: str = "strict") -> bool:
     return extract_answer(completion, mode) == target
 
 
-def completion_text(completion: Any) -> str:
-    """Plain text of a completion: a string, or the last assistant message of a chat list."""
-    if isinstance(completion, str):
-        return completion
-    for message in reversed(list(completion)):
-        if message.get("role") == "assistant":
-            content = message.get("content") or ""
-            if isinstance(content, list):  # content parts [{"type": "text", "text": ...}]
-                content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-            return str(content)
-    return ""
-
-
 def make_reward_fn(mode: str = "strict") -> Callable[..., list[float]]:
     """A TRL reward function: f(prompts, completions, gold, **kwargs) -> [1.0 | 0.0, ...].
 
@@ -110,7 +96,7 @@ def make_reward_fn(mode: str = "strict") -> Callable[..., list[float]]:
     def reward(prompts, completions, gold, **kwargs) -> list[float]:
         if len(completions) != len(gold):
             raise ValueError(f"{len(completions)} completions but {len(gold)} gold answers")
-        return [float(is_correct(completion_text(c), g, mode)) for c, g in zip(completions, gold)]
+        return [float(is_correct(c, g, mode)) for c, g in zip(completions, gold)]
 
     reward.__name__ = f"gsm8k_{mode}"  # TRL logs rewards under the function's name
     return reward

@@ -6,6 +6,8 @@
   Of per-prompt differences a_q - b_q of two models on the same prompts (a GRPO checkpoint
   against pi_ref), it is the paired bootstrap (pairs resampled together).
 * `crossed_bootstrap_ci` / `crossed_bootstrap_means`: seeds x prompts, both resampled.
+* `pass_at_k`: the unbiased pass@k of Chen et al. (2021) per prompt (the temperature sweep's and
+  the zero study's).
 """
 
 from __future__ import annotations
@@ -83,3 +85,17 @@ def crossed_bootstrap_means(matrices, n_boot: int = 1000, seed: int = 0) -> np.n
         for i, x in enumerate(xs):
             means[i, b] = x[np.ix_(rows, cols)].mean()
     return means
+
+
+def pass_at_k(n, c, k: int) -> np.ndarray:
+    """Unbiased pass@k per prompt: 1 - C(n - c, k) / C(n, k) (n samples, c successes; k <= n),
+    as the product prod_{i = n - c + 1}^{n} (1 - k / i), which never forms a binomial."""
+    n, c = np.asarray(n, int), np.asarray(c, int)
+    if np.any(k > n) or k < 1:
+        raise ValueError(f"pass@k needs 1 <= k <= n, got k = {k}, n = {n.min()}..{n.max()}")
+    out = np.empty(n.shape, float)
+    for i, (ni, ci) in enumerate(zip(n.ravel(), c.ravel())):
+        out.flat[i] = (
+            1.0 if ni - ci < k else 1.0 - np.prod(1.0 - k / np.arange(ni - ci + 1, ni + 1))
+        )
+    return out

@@ -146,20 +146,9 @@ def find(anchor: str, mean_only: bool) -> Variant:
     raise ValueError(f"no variant with anchor {anchor!r} and mean_only={mean_only}")
 
 
-def ref_anchored_variant(mean_only: bool = False) -> Variant:
-    """The first pi_ref-anchored variant with this normalisation: grpo (mean + std), dr_grpo
-    (mean only)."""
-    return find("reference", mean_only)
-
-
-def two_kl_variant(mean_only: bool = False) -> Variant:
-    """The first two-KL variant with this normalisation: two_kl (mean + std), two_kl_dr."""
-    return find("two_kl", mean_only)
-
-
 def plateau_base(name: str) -> Variant | None:
     """The reference-anchored variant whose fixed points p*, p*_G predict the plateau of `name`'s
     training run (same normalisation); None for the previous-policy anchor (no interior fixed
     point, p_n -> 1, Thm 5)."""
     v = get(name)
-    return None if v.prev_anchored else ref_anchored_variant(v.mean_only)
+    return None if v.prev_anchored else find("reference", v.mean_only)

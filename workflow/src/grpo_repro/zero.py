@@ -24,7 +24,7 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 
-from grpo_repro.stats import wilson
+from grpo_repro.stats import pass_at_k, wilson
 
 ALPHA = 0.05  # every interval and bound: 95%
 #: evaluation split labels of the study's samples: each seeds its own generators
@@ -75,12 +75,6 @@ def read_zeros(path) -> list[dict]:
     from grpo_repro.data.sets import read_prompts
 
     return read_prompts(path) if Path(path).stat().st_size else []
-
-
-def device_sections(settings: dict) -> dict:
-    """The sections preflight.check_device reads, from evaluation's settings (config.eval_settings)."""
-    vllm = settings.get("vllm", {})
-    return {"train": {"bf16": settings["bf16"]}, "eval": settings["eval"], "vllm": vllm}
 
 
 @contextmanager
@@ -164,16 +158,6 @@ def confirm(cands: pd.DataFrame, fresh: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def pass_at_k(c, n, k) -> float:
-    """Unbiased pass@k from c successes in n samples (Chen et al. 2021): 1 - C(n-c, k) / C(n, k),
-    as a stable product; k <= n."""
-    if not 0 < k <= n:
-        raise ValueError(f"pass@k needs 0 < k <= n, got k={k}, n={n}")
-    if n - c < k:
-        return 1.0
-    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
-
-
 def ks(n: int) -> list[int]:
     """k of the pass@k curve: powers of 2 up to n, and n."""
     return sorted({*(2**i for i in range(int(math.log2(n)) + 1)), n})
@@ -190,21 +174,9 @@ def checkpoints(measured: pd.DataFrame, zeros: pd.DataFrame) -> pd.DataFrame:
     for (run, split, step), g in m.groupby(["run", "split", "step"], sort=False):
         k, n = int(g["successes"].sum()), int(g["samples"].sum())
         low, high = wilson(k, n)
-        rows.append(
-            {
-                "run": run,
-                "split": split,
-                "step": int(step),
-                "prompts": len(g),
-                "successes": k,
-                "samples": n,
-                "p_hat": k / n,
-                "ci_low": low,
-                "ci_high": high,
-                "left_zero": int(g["left_zero"].sum()),
-                "predicted_left_zero": 0,  # Sec. 3: p_ref(q) = 0 is a fixed point of every variant
-            }
-        )
+        # predicted_left_zero 0: Sec. 3, p_ref(q) = 0 is a fixed point of every variant
+        row = (run, split, int(step), len(g), k, n, k / n, low, high, int(g["left_zero"].sum()), 0)
+        rows.append(dict(zip(TABLE, row)))
     return pd.DataFrame(rows, columns=TABLE)
 
 
@@ -219,16 +191,8 @@ def pass_curves(
         for split, g in m[(m["run"] == run) & (m["step"] == step)].groupby("split", sort=True):
             n = int(g["samples"].min())
             for k in ks(n):
-                curve = [pass_at_k(int(c), int(s), k) for c, s in zip(g["successes"], g["samples"])]
-                rows.append(
-                    {
-                        "run": run,
-                        "split": split,
-                        "step": int(step),
-                        "k": k,
-                        "pass_at_k": np.mean(curve),
-                    }
-                )
+                curve = pass_at_k(g["samples"], g["successes"], k)
+                rows.append(dict(zip(PASS_K, (run, split, int(step), k, np.mean(curve)))))
     return pd.DataFrame(rows, columns=PASS_K)
 
 
@@ -256,16 +220,7 @@ def section(
             "runs": {
                 r["run"]: {
                     k: r[k]
-                    for k in (
-                        "step",
-                        "prompts",
-                        "successes",
-                        "samples",
-                        "p_hat",
-                        "ci_low",
-                        "ci_high",
-                        "left_zero",
-                    )
+                    for k in TABLE[2:10]  # step .. left_zero
                 }
                 for r in f.to_dict("records")
             },

@@ -27,7 +27,7 @@ bounded), refined the same way; h_G'(p*_G) from the exact derivative of Omega_G.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 from scipy.special import expit
@@ -50,6 +50,10 @@ class FixedPoint:
     residual: float  # |h(p*) - p*|
 
 
+#: the columns of fixed_point_rows and two_cycle_rows (the figures' fixed-point and 2-cycle CSVs)
+FIXED_POINT_COLUMNS = ["beta", "p_ref", "eps", "p_star", "h_prime", "stable"]
+
+
 @dataclass(frozen=True)
 class TwoCycle:
     p_a: float  # smaller point of the cycle
@@ -61,14 +65,13 @@ class TwoCycle:
     residual: float  # max(|h(p_a) - p_b|, |h(p_b) - p_a|)
 
 
+TWO_CYCLE_COLUMNS = ["beta", "p_ref", "eps", *(f.name for f in fields(TwoCycle))]
+
+
 # ----------------------------------------------------------------------------- scalar map (fast)
 def _H_scalar(x: float, l_ref: float, beta: float, eps: float) -> float:
-    if x >= 0:
-        e = math.exp(-x)
-        v = e / (1.0 + e) ** 2
-    else:
-        e = math.exp(x)
-        v = e / (1.0 + e) ** 2
+    e = math.exp(-abs(x))  # sigma'(x), symmetric in x, without overflow
+    v = e / (1.0 + e) ** 2
     return l_ref + 1.0 / (beta * math.sqrt(v + eps))
 
 
@@ -249,7 +252,7 @@ def two_cycles(beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_GRID
 def fixed_point_rows(
     beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_GRID
 ) -> list[dict]:
-    """Rows `beta,p_ref,eps,p_star,h_prime,stable` (one per fixed point)."""
+    """Rows FIXED_POINT_COLUMNS (one per fixed point)."""
     return [
         dict(
             beta=beta, p_ref=p_ref, eps=eps, p_star=fp.p_star, h_prime=fp.h_prime, stable=fp.stable
@@ -259,18 +262,8 @@ def fixed_point_rows(
 
 
 def two_cycle_rows(beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_GRID) -> list[dict]:
+    """Rows TWO_CYCLE_COLUMNS (one per 2-cycle)."""
     return [
-        dict(
-            beta=beta,
-            p_ref=p_ref,
-            eps=eps,
-            p_a=c.p_a,
-            p_b=c.p_b,
-            logit_a=c.logit_a,
-            logit_b=c.logit_b,
-            multiplier=c.multiplier,
-            stable=c.stable,
-            residual=c.residual,
-        )
+        dict(beta=beta, p_ref=p_ref, eps=eps, **asdict(c))
         for c in two_cycles(beta, p_ref, eps, n_grid)
     ]

@@ -34,8 +34,6 @@ from grpo_repro.dynamics import finite_group as fg
 #: names of the registry's variants (grpo_repro.variants) at import, for callers that list them;
 #: `step_logit` dispatches on the record's anchor and normalisation, read at call time
 VARIANTS = reg.names()
-#: variants whose KL anchor is pi_ref (the others anchor on pi_{n-1}, or on both for two_kl*)
-REF_ANCHORED = tuple(v.name for v in reg.VARIANTS if v.ref_anchored)
 #: variants with mean-only normalisation A = r - p (Dr. GRPO): Omega = 1
 MEAN_ONLY = tuple(v.name for v in reg.VARIANTS if v.mean_only)
 
@@ -172,9 +170,6 @@ def B(p_star, eps):
     return np.where(v == 0, 0.0, out)[()]
 
 
-beta_threshold = B
-
-
 # ---------------------------------------------------------------------------------------------
 # recurrences of every variant
 # ---------------------------------------------------------------------------------------------
@@ -245,4 +240,4 @@ def recurrence(
 
 def iterate_h(p0, p_ref, beta, eps, n_iter):
     """p_{n+1} = h(p_n), n = 0..n_iter (Fig 5), from an arbitrary p0."""
-    return recurrence(reg.ref_anchored_variant(False).name, p_ref, beta, eps, n_iter, p0=p0)
+    return recurrence(reg.find("reference", False).name, p_ref, beta, eps, n_iter, p0=p0)

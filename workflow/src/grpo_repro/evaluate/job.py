@@ -9,13 +9,13 @@ import sys
 import time
 from pathlib import Path
 
+from grpo_repro import io
 from grpo_repro.data.sets import read_prompts
 from grpo_repro.evaluate import partial
 from grpo_repro.evaluate.run import (
     evaluate_records,
     prompts_per_batch,
     task_samples,
-    write_outputs,
 )
 from grpo_repro.gpus import vllm_platform
 from grpo_repro.hub import revision_of
@@ -81,6 +81,13 @@ def check_checkpoints(models: dict, steps: list[int]) -> None:
             raise RuntimeError(
                 f"checkpoint {models[step]}: {problem}; {recovery_hint(models[step])}"
             )
+
+
+def device_sections(settings: dict) -> dict:
+    """The sections preflight.check_device and gpus.job_gpus read, from evaluation's settings
+    (config.eval_settings)."""
+    vllm = settings.get("vllm", {})
+    return {"train": {"bf16": settings["bf16"]}, "eval": settings["eval"], "vllm": vllm}
 
 
 def run_eval_job(
@@ -160,7 +167,8 @@ def run_eval_job(
                 )
                 if revision:  # a hub model: the commit its cached snapshot holds
                     meta["model_revision"] = revision
-                write_outputs(df, meta, task["csv"], task["json"], keep_partial=True)
+                io.write_json(task["json"], meta)  # the job removes the partials at its end
+                io.write_csv(task["csv"], df)
                 partials.append(part)
                 summary[(step, split, temp)] = meta["mean_p_hat"]
                 print(

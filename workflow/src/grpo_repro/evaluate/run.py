@@ -25,9 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from grpo_repro import io
 from grpo_repro.evaluate import partial
 from grpo_repro.evaluate.scoring import build_table, score_chunk
 from grpo_repro.provenance import versions
@@ -42,21 +40,6 @@ def prompt_seeds(records, seed: int, run: str, step: int, split: str) -> list[in
         derive_seed(int(seed), "eval", str(run), int(step), str(split), r["prompt_id"])
         for r in records
     ]
-
-
-def write_outputs(
-    df: pd.DataFrame,
-    meta: dict,
-    csv_path: str | Path,
-    json_path: str | Path,
-    keep_partial: bool = False,
-) -> None:
-    """Table and sidecar, each atomically; the partial file of the table is removed afterwards
-    unless `keep_partial` (the job removes it when all its tables are written)."""
-    io.write_json(json_path, meta)
-    io.write_csv(csv_path, df)
-    if not keep_partial:
-        partial.partial_path_for(csv_path).unlink(missing_ok=True)
 
 
 # ------------------------------------------------------------------------------------------ evaluation

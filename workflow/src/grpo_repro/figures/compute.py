@@ -56,10 +56,9 @@ def fig2(cfg: dict) -> dict:
                     )
                 )
                 fps.extend(fxp.fixed_point_rows(beta, p_ref, eps))
-    cols = ["beta", "p_ref", "eps", "p_star", "h_prime", "stable"]
     return {
         "curves": pd.concat(curves, ignore_index=True),
-        "fixed_points": pd.DataFrame(fps, columns=cols),
+        "fixed_points": pd.DataFrame(fps, columns=fxp.FIXED_POINT_COLUMNS),
     }
 
 

@@ -97,8 +97,10 @@ def fixed_point_map(cfg: dict) -> dict:
                         orbit_p_hi=float(lim_hi[i, j]),
                     )
                 )
-    cols = ["beta", "p_ref", "eps", "p_star", "h_prime", "stable"]
-    return {"fixed_points": pd.DataFrame(fps, columns=cols), "summary": pd.DataFrame(summ)}
+    return {
+        "fixed_points": pd.DataFrame(fps, columns=fxp.FIXED_POINT_COLUMNS),
+        "summary": pd.DataFrame(summ),
+    }
 
 
 # ---------------------------------------------------------------------- bifurcation, 2-cycles
@@ -138,25 +140,10 @@ def bifurcation(cfg: dict) -> dict:
             dict(source="example", **r)
             for r in fxp.two_cycle_rows(ex["beta"], ex["p_ref"], ex["eps"])
         )
-    cols = [
-        "source",
-        "beta",
-        "p_ref",
-        "eps",
-        "p_a",
-        "p_b",
-        "logit_a",
-        "logit_b",
-        "multiplier",
-        "stable",
-        "residual",
-    ]
     return {
         "attractor": pd.concat(att, ignore_index=True),
-        "fixed_points": pd.DataFrame(
-            fps, columns=["beta", "p_ref", "eps", "p_star", "h_prime", "stable"]
-        ),
-        "two_cycles": pd.DataFrame(cyc, columns=cols),
+        "fixed_points": pd.DataFrame(fps, columns=fxp.FIXED_POINT_COLUMNS),
+        "two_cycles": pd.DataFrame(cyc, columns=["source", *fxp.TWO_CYCLE_COLUMNS]),
     }
 
 

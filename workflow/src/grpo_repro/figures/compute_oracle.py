@@ -118,6 +118,10 @@ def oracle_exact(cfg: dict) -> dict:
     return {"iterates": pd.concat(rows, ignore_index=True), "checks": chk}
 
 
+#: the one-factor sweeps of oracle.sgd: factor (config key sweep_<factor>) -> the field it sets
+SWEEPS = {"group_size": "G", "mu": "mu", "clip_eps": "clip_eps", "kl": "kl"}
+
+
 def sgd_settings(cfg: dict) -> list[tuple[str, osg.SGDSettings]]:
     """Baseline sample-based GRPO settings and one-factor-at-a-time variations (factor, settings)."""
     oc, sc = cfg["oracle"], cfg["oracle"]["sgd"]
@@ -134,18 +138,11 @@ def sgd_settings(cfg: dict) -> list[tuple[str, osg.SGDSettings]]:
         n_iter=int(oc["n_iter"]),
     )
     out = [("baseline", base)]
-    for g in sc["sweep_group_size"]:
-        if int(g) != base.G:
-            out.append(("group_size", replace(base, G=int(g))))
-    for m in sc["sweep_mu"]:
-        if int(m) != base.mu:
-            out.append(("mu", replace(base, mu=int(m))))
-    for c in sc["sweep_clip_eps"]:
-        if c != base.clip_eps:
-            out.append(("clip_eps", replace(base, clip_eps=c)))
-    for k in sc["sweep_kl"]:
-        if k != base.kl:
-            out.append(("kl", replace(base, kl=k)))
+    for factor, field in SWEEPS.items():
+        for v in sc[f"sweep_{factor}"]:
+            v = int(v) if field in ("G", "mu") else v  # counts
+            if v != getattr(base, field):
+                out.append((factor, replace(base, **{field: v})))
     return out
 
 

@@ -183,7 +183,7 @@ def plot_variant_dynamics(inputs: dict, outputs: list) -> None:
     alphas = sorted(df.alpha.dropna().unique())
     # the two-KL variants in shades of the mean+std one's colour (mean-only: dotted)
     two_kl = [r for r in reg.VARIANTS if r.two_kl]
-    two_kl_color = style.variant_color(reg.two_kl_variant(mean_only=False).name)
+    two_kl_color = style.variant_color(reg.find("two_kl", mean_only=False).name)
     for i, beta in enumerate(betas):
         for j, p_ref in enumerate(p_refs):
             ax = axes[i, j]
@@ -251,7 +251,7 @@ def plot_p_star_group(inputs: dict, outputs: list) -> None:
     for row, (mean_only, pop, fin) in enumerate(
         ((False, "p_star", "p_star_g"), (True, "p_star_dr", "p_star_dr_g"))
     ):
-        v = reg.ref_anchored_variant(mean_only).name  # grpo's p*, then Dr. GRPO's
+        v = reg.find("reference", mean_only).name  # grpo's p*, then Dr. GRPO's
         colors = style.shades(style.variant_color(v), len(sizes), lo=0.4)
         for j, beta in enumerate(betas):
             ax = axes[row, j]

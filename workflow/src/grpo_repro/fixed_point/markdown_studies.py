@@ -15,7 +15,7 @@ from grpo_repro.fixed_point.runs import LONG
 
 def group_lines(summary: pd.DataFrame) -> list[str]:
     """The plateau ordered by G as p*_G orders it (one beta, grpo)."""
-    grpo = reg.ref_anchored_variant(mean_only=False).name
+    grpo = reg.find("reference", mean_only=False).name
     rows = summary[summary["variant"] == grpo].sort_values("G")
     if rows["G"].nunique() < 2:
         return []

@@ -33,6 +33,10 @@ def _matrix(g: pd.DataFrame, col: str) -> np.ndarray:
     return g.pivot_table(index="seed", columns="prompt_id", values=col).to_numpy()
 
 
+#: the interval columns of amplification_mean.csv: strict and lenient (p_hat_lenient) answers
+CI = ("mean", "low", "high", "mean_lenient", "low_lenient", "high_lenient")
+
+
 def mean_by_step(long: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     """variant, seed, split, step, checkpoint, n_seeds, n_prompts, mean, low, high, mean_lenient,
     low_lenient, high_lenient (the same resampling seed for each (split, step) so the step-0
@@ -49,39 +53,22 @@ def mean_by_step(long: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
         }
         strict = stats.crossed_bootstrap_ci(_matrix(g, "p_hat"), n_boot=n_boot, seed=s)
         lenient = stats.crossed_bootstrap_ci(_matrix(g, "p_hat_lenient"), n_boot=n_boot, seed=s)
-        rows.append({**base, "seed": ALL, "n_seeds": g["seed"].nunique(), **_ci(strict, lenient)})
+        rows.append(
+            {
+                **base,
+                "seed": ALL,
+                "n_seeds": g["seed"].nunique(),
+                **dict(zip(CI, (*strict, *lenient))),
+            }
+        )
         for sd, h in g.groupby("seed", sort=True):
             strict = stats.bootstrap_mean_ci(h["p_hat"].to_numpy(), n_boot=n_boot, seed=s)
             lenient = stats.bootstrap_mean_ci(h["p_hat_lenient"].to_numpy(), n_boot=n_boot, seed=s)
-            rows.append({**base, "seed": str(sd), "n_seeds": 1, **_ci(strict, lenient)})
-    cols = [
-        "variant",
-        "seed",
-        "split",
-        "step",
-        "checkpoint",
-        "n_seeds",
-        "n_prompts",
-        "mean",
-        "low",
-        "high",
-        "mean_lenient",
-        "low_lenient",
-        "high_lenient",
-    ]
+            rows.append(
+                {**base, "seed": str(sd), "n_seeds": 1, **dict(zip(CI, (*strict, *lenient)))}
+            )
+    cols = ["variant", "seed", "split", "step", "checkpoint", "n_seeds", "n_prompts", *CI]
     return pd.DataFrame(rows)[cols]
-
-
-def _ci(strict, lenient) -> dict:
-    (m, lo, hi), (ml, lol, hil) = strict, lenient
-    return {
-        "mean": m,
-        "low": lo,
-        "high": hi,
-        "mean_lenient": ml,
-        "low_lenient": lol,
-        "high_lenient": hil,
-    }
 
 
 def side(p_final, p_ref) -> np.ndarray:
@@ -152,7 +139,7 @@ def paired_diffs(prompts: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     per_seed = prompts[prompts["seed"] != ALL]
     for (variant, split), g in per_seed.groupby(["variant", "split"], sort=True):
         g = g.assign(diff=g["p_final"] - g["p_ref"])
-        d = g.pivot_table(index="seed", columns="prompt_id", values="diff").to_numpy()
+        d = _matrix(g, "diff")
         s = _seed(seed, "paired", split, variant)
         m, lo, hi = stats.crossed_bootstrap_ci(d, n_boot=n_boot, seed=s)
         base = {

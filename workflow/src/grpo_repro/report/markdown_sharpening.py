@@ -56,9 +56,7 @@ def sharpening_section(s: dict) -> list[str]:
             rows.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] != "ref", kv[0][2])
         ):
             cells = [
-                f"{pct(by_t[t]['mean'])} [{pct(by_t[t]['low'])}, {pct(by_t[t]['high'])}]"
-                if t in by_t
-                else "n/a"
+                pct_ci(by_t[t]["mean"], by_t[t]["low"], by_t[t]["high"]) if t in by_t else "n/a"
                 for t in temps
             ]
             L.append(f"| {split} | {klass} | {variant} | " + " | ".join(cells) + " |")

@@ -25,8 +25,13 @@ CLASS_TITLE = {
 }
 
 
-def _who(curve: pd.DataFrame, variants) -> list[str]:
-    return [REF] + [v for v in variants if v in set(curve["variant"])]
+def _bands(ax, curve: pd.DataFrame, variants, x: str, **kw) -> None:
+    """pi_ref (dashed) and each variant present: its mean against `x` and its 95% band."""
+    for v in [REF] + [v for v in variants if v in set(curve["variant"])]:
+        g = curve[curve["variant"] == v].sort_values(x)
+        col, ls = style.variant_color(v), "--" if v == REF else "-"
+        ax.plot(g[x], g["mean"], ls, color=col, label=style.variant_label(v), **kw)
+        ax.fill_between(g[x], g["low"], g["high"], color=col, alpha=0.15, lw=0)
 
 
 def temperature_curves(curve: pd.DataFrame, variants, *paths: str) -> None:
@@ -39,20 +44,7 @@ def temperature_curves(curve: pd.DataFrame, variants, *paths: str) -> None:
         for j, klass in enumerate(classes):
             ax = axes[i, j]
             c = curve[(curve["split"] == split) & (curve["klass"] == klass)]
-            for v in _who(c, variants):
-                g = c[c["variant"] == v].sort_values("temperature")
-                col = style.variant_color(v)
-                ls = "--" if v == REF else "-"
-                ax.plot(
-                    g["temperature"],
-                    g["mean"],
-                    ls,
-                    marker="o",
-                    ms=3,
-                    color=col,
-                    label=style.variant_label(v),
-                )
-                ax.fill_between(g["temperature"], g["low"], g["high"], color=col, alpha=0.15, lw=0)
+            _bands(ax, c, variants, "temperature", marker="o", ms=3)
             n = int(c["n_prompts"].max()) if len(c) else 0
             ax.set_title(f"{split}: {CLASS_TITLE[klass]} (n={n})", fontsize="small")
             ax.set_xlabel("sampling temperature (0 = greedy)")
@@ -68,12 +60,7 @@ def pass_at_k_curves(pk: pd.DataFrame, variants, split: str, *paths: str) -> Non
     fig, axes = style.panel_grid(1, max(1, len(temps)), panel=(3.2, 3.0), sharey=True)
     for ax, t in zip(axes[0], temps):
         c = pk[pk["temperature"] == t]
-        for v in _who(c, variants):
-            g = c[c["variant"] == v].sort_values("k")
-            col = style.variant_color(v)
-            ls = "--" if v == REF else "-"
-            ax.plot(g["k"], g["mean"], ls, color=col, label=style.variant_label(v))
-            ax.fill_between(g["k"], g["low"], g["high"], color=col, alpha=0.15, lw=0)
+        _bands(ax, c, variants, "k")
         ax.set_xscale("log")
         ax.set_title(f"{split}, T = {t:g}", fontsize="small")
         ax.set_xlabel("k (samples)")

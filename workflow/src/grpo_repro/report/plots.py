@@ -26,8 +26,8 @@ from grpo_repro import style
 from grpo_repro.report.tables import read_long
 
 
-def _panels(n: int, nrows: int = 1, width: float = 3.0, height: float = 2.7, sharey=True):
-    return style.panel_grid(nrows, n, panel=(width, height), sharey=sharey)
+def _panels(n: int, nrows: int = 1, width: float = 3.0, height: float = 2.7):
+    return style.panel_grid(nrows, n, panel=(width, height), sharey=True)
 
 
 def _bottom_legend(fig, ax) -> None:
@@ -53,6 +53,30 @@ def _errbars(ax, x, y, lo, hi, **kw):
     return ax.errorbar(x, y, yerr=yerr, capsize=2, elinewidth=0.8, **kw)
 
 
+def _prompt_bars(ax, frame, ids, colors, **kw):
+    """Each prompt's success along the steps with its Wilson bars (dashed, open markers: p_ref = 0);
+    yields (its rows, its colour) for each prompt drawn."""
+    for pid in ids:
+        g = frame[frame["prompt_id"] == pid].sort_values("step")
+        if g.empty:
+            continue
+        c, zero = colors[pid], bool((g["successes_ref"] == 0).iloc[0])
+        kw.update(ls="--" if zero else "-", mfc="white" if zero else c)
+        label = f"{pid} (p_ref=0)" if zero else str(pid)
+        _errbars(
+            ax,
+            g["step"],
+            g["p_hat"],
+            g["ci_low"],
+            g["ci_high"],
+            color=c,
+            marker="o",
+            label=label,
+            **kw,
+        )
+        yield g, c
+
+
 # ---------------------------------------------------------------------------------------------
 # trajectories (Fig 3)
 # ---------------------------------------------------------------------------------------------
@@ -63,26 +87,7 @@ def trajectories(traj: pd.DataFrame, split: str, variants, *paths: str) -> None:
     colors = _prompt_colors(ids)
     fig, axes = _panels(len(variants))
     for ax, v in zip(axes[0], variants):
-        tv = t[t["variant"] == v]
-        for pid in ids:
-            g = tv[tv["prompt_id"] == pid].sort_values("step")
-            if g.empty:
-                continue
-            zero = bool(g["ref_zero"].iloc[0])
-            _errbars(
-                ax,
-                g["step"],
-                g["p_hat"],
-                g["ci_low"],
-                g["ci_high"],
-                color=colors[pid],
-                marker="o",
-                ms=3.5,
-                lw=1.2,
-                ls="--" if zero else "-",
-                mfc="white" if zero else colors[pid],
-                label=f"{pid} (p_ref=0)" if zero else str(pid),
-            )
+        list(_prompt_bars(ax, t[t["variant"] == v], ids, colors, ms=3.5, lw=1.2))
         ax.set_title(style.variant_label(v))
         ax.set_xlabel("training step")
         ax.set_ylim(-0.03, 1.03)
@@ -180,26 +185,7 @@ def overlay(traj: pd.DataFrame, curves: pd.DataFrame, split: str, variants, *pat
         ax = axes[0, j]
         tv = sel[sel["variant"] == v]
         last = int(tv["step"].max()) if len(tv) else 1
-        for pid in ids:
-            g = tv[tv["prompt_id"] == pid].sort_values("step")
-            if g.empty:
-                continue
-            c = colors[pid]
-            zero = bool((g["successes_ref"] == 0).iloc[0])
-            _errbars(
-                ax,
-                g["step"],
-                g["p_hat"],
-                g["ci_low"],
-                g["ci_high"],
-                color=c,
-                marker="o",
-                ms=3,
-                lw=1.1,
-                ls="--" if zero else "-",
-                mfc="white" if zero else c,
-                label=f"{pid} (p_ref=0)" if zero else str(pid),
-            )
+        for g, c in _prompt_bars(ax, tv, ids, colors, ms=3, lw=1.1):
             ax.plot(g["step"], g["p_pred_iter"], color=c, ls=":", lw=1.3)
             ax.plot(
                 [last * 1.04],
@@ -234,15 +220,10 @@ def overlay(traj: pd.DataFrame, curves: pd.DataFrame, split: str, variants, *pat
                 cv["p_ref"], cv["p_iter_n"], color="0.2", ls="--", lw=1.1, label=f"iterate {n}"
             )
             ax2.plot(cv["p_ref"], cv["p_limit"], color="0.2", lw=1.1, label="limit (h)")
-            if "p_limit_G" in cv:  # the finite-group map at the run's G
-                g_size = int(cv["G"].iloc[0])
-                ax2.plot(
-                    cv["p_ref"],
-                    cv["p_limit_G"],
-                    color="C3",
-                    lw=1.1,
-                    label=f"limit (h_G, G={g_size})",
-                )
+            g_size = int(cv["G"].iloc[0])  # the finite-group map at the run's G
+            ax2.plot(
+                cv["p_ref"], cv["p_limit_G"], color="C3", lw=1.1, label=f"limit (h_G, G={g_size})"
+            )
         ax2.plot([0, 1], [0, 1], color="0.6", lw=0.7)
         ax2.set_xlabel("measured p_ref")
         ax2.set_xlim(-0.03, 1.03)

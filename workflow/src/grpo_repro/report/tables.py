@@ -106,7 +106,7 @@ def read_eval_table(path: str | Path) -> pd.DataFrame:
     return df
 
 
-def load_long(entries: list[dict], variants, steps) -> pd.DataFrame:
+def load_long(entries: list[dict], steps) -> pd.DataFrame:
     """Long frame of every table in `entries`; pi_ref's rows copied under each (variant, seed) at
     step 0 (source "ref"). Checks that every table of a split holds the same prompts as pi_ref's
     (per-prompt pairing of checkpoints with the reference needs it)."""

@@ -25,7 +25,8 @@ import pandas as pd
 from grpo_repro import stats
 from grpo_repro.cells import temperature
 from grpo_repro.evaluate.tasks import temperatures
-from grpo_repro.report.amplification import ALL, _seed
+from grpo_repro.report.amplification import ALL, _matrix, _seed
+from grpo_repro.report.selection import best
 from grpo_repro.report.tables import read_eval_table
 from grpo_repro.runs import REF, Tree, run_name
 
@@ -89,11 +90,6 @@ def _subsets(frame: pd.DataFrame):
             yield k, frame[frame["klass"] == k]
 
 
-def _pooled_ci(g: pd.DataFrame, col: str, n_boot: int, seed: int):
-    m = g.pivot_table(index="seed", columns="prompt_id", values=col).to_numpy()
-    return stats.crossed_bootstrap_ci(m, n_boot=n_boot, seed=seed)
-
-
 def temperature_curve(long: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     """variant, seed, split, klass, temperature, n_prompts, mean, low, high."""
     rows = []
@@ -102,7 +98,7 @@ def temperature_curve(long: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFram
             s = _seed(seed, "temperature", split, variant, f"{t:g}", klass)
             base = {"variant": variant, "split": split, "klass": klass, "temperature": t}
             base["n_prompts"] = h["prompt_id"].nunique()
-            m, lo, hi = _pooled_ci(h, "p_hat", n_boot, s)
+            m, lo, hi = stats.crossed_bootstrap_ci(_matrix(h, "p_hat"), n_boot=n_boot, seed=s)
             rows.append({**base, "seed": ALL, "mean": m, "low": lo, "high": hi})
             if variant == REF:
                 continue
@@ -117,11 +113,7 @@ def best_temperatures(curve: pd.DataFrame, select_split: str) -> dict[str, float
     """{variant: the temperature of highest mean success on `select_split` (pooled over seeds;
     ties: the higher temperature)}."""
     c = curve[(curve["split"] == select_split) & (curve["seed"] == ALL) & (curve["klass"] == "all")]
-    out = {}
-    for variant, g in c.groupby("variant", sort=True):
-        g = g.sort_values("temperature", ascending=False, kind="stable")
-        out[variant] = float(g.loc[g["mean"].idxmax(), "temperature"])
-    return out
+    return {v: best(g.set_index("temperature")["mean"]) for v, g in c.groupby("variant", sort=True)}
 
 
 def best_vs_best(
@@ -153,7 +145,7 @@ def best_vs_best(
                 "n_prompts": h["prompt_id"].nunique(),
                 "mean_ref": float(h.groupby("prompt_id")["p_ref"].first().mean()),
             }
-            m, lo, hi = _pooled_ci(h, "diff", n_boot, s)
+            m, lo, hi = stats.crossed_bootstrap_ci(_matrix(h, "diff"), n_boot=n_boot, seed=s)
             pooled = {
                 **base,
                 "seed": ALL,
@@ -184,20 +176,6 @@ def best_vs_best(
     return pd.DataFrame(rows)
 
 
-def pass_at_k_prompt(n, c, k: int) -> np.ndarray:
-    """Unbiased pass@k per prompt: 1 - C(n - c, k) / C(n, k) (n samples, c successes; k <= n),
-    as the product prod_{i = n - c + 1}^{n} (1 - k / i), which never forms a binomial."""
-    n, c = np.asarray(n, int), np.asarray(c, int)
-    if np.any(k > n) or k < 1:
-        raise ValueError(f"pass@k needs 1 <= k <= n, got k = {k}, n = {n.min()}..{n.max()}")
-    out = np.empty(n.shape, float)
-    for i, (ni, ci) in enumerate(zip(n.ravel(), c.ravel())):
-        out.flat[i] = (
-            1.0 if ni - ci < k else 1.0 - np.prod(1.0 - k / np.arange(ni - ci + 1, ni + 1))
-        )
-    return out
-
-
 def _crossed_counts(s: int, p: int, n_boot: int, seed: int):
     """The resampling counts of stats.crossed_bootstrap_ci's draws: (n_boot, s) seed counts and
     (n_boot, p) prompt counts, so that one set of draws serves many matrices at once."""
@@ -223,7 +201,7 @@ def pass_at_k(long: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
         c = wide.to_numpy()
         r, q = _crossed_counts(*c.shape, n_boot, _seed(seed, "pass_at_k", split, variant, f"{t:g}"))
         for k in range(1, n + 1):
-            x = pass_at_k_prompt(np.full(c.shape, n), c, k)
+            x = stats.pass_at_k(np.full(c.shape, n), c, k)
             means = np.einsum("bp,bp->b", r @ x, q) / x.size
             lo, hi = np.quantile(means, [0.025, 0.975])
             rows.append(

@@ -5,7 +5,7 @@ section (grpo_repro.zero.section)."""
 
 from __future__ import annotations
 
-from grpo_repro.cells import pct
+from grpo_repro.cells import pct, pct_ci
 from grpo_repro.stats import wilson
 from grpo_repro.zero import CONTROL, upper_bound
 
@@ -89,7 +89,7 @@ def pooled(runs: dict) -> dict:
 
 def _rate(r: dict) -> str:
     """A rate near 0 and its interval, in percent with two decimals."""
-    return f"{pct(r['p_hat'], P)} [{pct(r['ci_low'], P)}, {pct(r['ci_high'], P)}]"
+    return pct_ci(r["p_hat"], r["ci_low"], r["ci_high"], P)
 
 
 def landing(s: dict | None) -> list[str]:

@@ -3,7 +3,6 @@ GPU, exact per-prompt seeded draws (see grpo_repro.sampler for the two cache str
 
 from __future__ import annotations
 
-import inspect
 import time
 
 import numpy as np
@@ -52,9 +51,6 @@ class HFSampler:
         self.cache_mode = (
             ("shared" if supports_shared_prefix(model) else "expand") if cache == "auto" else cache
         )
-        # transformers >= 5.2x names the cache argument `cache` (`past_key_values` is deprecated)
-        params = inspect.signature(model.forward).parameters
-        self._cache_kw = "cache" if "cache" in params else "past_key_values"
         self._layer_types = sorted(
             set(getattr(model.config, "layer_types", None) or ["full_attention"])
         )
@@ -132,7 +128,7 @@ class HFSampler:
                 attention_mask=mask,
                 position_ids=pos,
                 use_cache=True,
-                **{self._cache_kw: cache},
+                cache=cache,
                 **kw,
             )
 

@@ -211,6 +211,3 @@ def indicator_vs_conditional(ctx: Context, k: int = 4) -> Outcome:
         f"K={k}, every non-trivial reward pattern: sum_S a_i (b_i/a_i) = "
         "p_old * sum_S (a_i/p_old)(b_i/a_i) (conditional law a_i/p_old on the success event)",
     )
-
-
-__all__ = ["f_clip", "smin", "smax", "finite_policies"]

@@ -259,6 +259,12 @@ def logit(p):
     return sp.log(p / (1 - p))
 
 
+def unit(name):
+    """A value in (0,1) parametrised as u/(1+u), u > 0."""
+    u = sp.Symbol(name, positive=True)
+    return u / (1 + u)
+
+
 # ----------------------------------------------------------------------------- numeric helpers
 
 

@@ -257,6 +257,3 @@ def h_two_forms(ctx: Context) -> Outcome:
     return Outcome(
         ok, "symbolic", "exp(-logit p_ref - c) = ((1-p_ref)/p_ref) exp(-c): split and cancel"
     )
-
-
-__all__ = ["gibbs", "gibbs_pos", "h_derived", "objective"]

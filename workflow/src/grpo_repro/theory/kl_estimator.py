@@ -183,6 +183,3 @@ def k3_identities_numeric(ctx: Context) -> Outcome:
         f"(median of the max abs difference; max {np.max(gaps):.3f})",
         n,
     )
-
-
-__all__ = ["softmax_policy", "k3_expr", "plain_grad", "ratio_grad"]

@@ -14,7 +14,7 @@ import sympy as sp
 
 from . import gibbs as gb
 from . import weights as wts
-from .core import Context, Outcome, equal, is_zero, logit, positive, register, sigma
+from .core import Context, Outcome, equal, is_zero, logit, positive, register, sigma, unit
 
 SEC = "Sec. 4-5 / App. D"
 p = sp.Symbol("p", positive=True)
@@ -24,11 +24,6 @@ L = sp.Symbol("L", real=True)  # logit p_ref
 n = sp.Symbol("n", integer=True, nonnegative=True)
 PREF = sp.Symbol("p_ref", positive=True)
 MEAN_ONLY = ("dr_grpo", "mirror_dr")
-
-
-def _unit(name):
-    u = sp.Symbol(name, positive=True)
-    return u / (1 + u)
 
 
 def anchor_pos(variant: str, p_prev, p_ref):
@@ -90,7 +85,7 @@ def mirror_recurrence(ctx: Context) -> Outcome:
     SEC,
 )
 def mirror_increasing(ctx: Context) -> Outcome:
-    q = _unit("u")  # p_{n-1} in (0,1)
+    q = unit("u")  # p_{n-1} in (0,1)
     wp, wm = sp.symbols("W_p W_m", positive=True)  # w+-(p_{n-1}) > 0 (adv.w_* checks)
     y, d = sp.symbols("Y d", positive=True)
     pn = gb.gibbs_pos(anchor_pos("mirror", q, PREF), wp, wm)
@@ -219,6 +214,3 @@ def beta_eff(ctx: Context) -> Outcome:
         "policies coincide and so do the PoS maps (gibbs_pos with beta vs beta_eff); "
         "d(1/beta_eff)/d variance < 0",
     )
-
-
-__all__ = ["anchor_pos", "step_weights", "pos_step", "log_odds_increment"]

@@ -201,14 +201,13 @@ def delta_r_maps(ctx: Context) -> Outcome:
                 errs.append(
                     abs(step(xf, lr[i], alpha[i], beta[i], eps[i], d) - xf) / max(1.0, abs(xf))
                 )
-    out = numeric_outcome(
+    return numeric_outcome(
         np.array(errs),
         ctx.tol,
         f"error of logit p_n over {steps} steps with Delta_R ~ N(0, 1) per step, and of the fixed "
         "points' residual under constant Delta_R (relative to max(1, |x|))",
         n,
     )
-    return out
 
 
 @register(
@@ -274,6 +273,3 @@ def prop1_eps_zero(ctx: Context) -> Outcome:
         f"zero-variance group (what implementations do) the step at p in {{0, 1}} is the Gibbs "
         f"policy with zero tilt, PoS {conv} = p_ref != 1: that map is discontinuous at 0 and 1",
     )
-
-
-__all__ = ["EDGE_P", "EDGE_EPS"]

@@ -190,14 +190,13 @@ def fixed_points_vs_symbolic(ctx: Context, n_sets: int | None = None) -> Outcome
                     errs.append(
                         abs(fp.h_prime - dg(x, lr, alpha, beta, eps)) / max(1, abs(fp.h_prime))
                     )
-    out = numeric_outcome(
+    return numeric_outcome(
         np.array(errs),
         ctx.tol,
         f"relative residuals and derivative errors at every fixed point of {n_sets} random "
         "(beta, p_ref, eps, alpha) (grpo, dr_grpo, two_kl, two_kl_dr)",
         len(errs),
     )
-    return Outcome(out.passed, "numeric", out.detail, len(errs))
 
 
 @register(
@@ -243,6 +242,3 @@ def stability_numeric(ctx: Context, B=None) -> Outcome:
         f"{int((np.abs(dh) >= 1).sum())} unstable points",
         n,
     )
-
-
-__all__ = ["mp_function", "random_points"]

@@ -38,11 +38,6 @@ _WEIGHTS: dict = {}
 _ADV = sp.lambdify(sp.symbols("r q e"), wts.advantage(*sp.symbols("r q e")), "numpy")
 
 
-def _advantage(r, p, eps):
-    """weights.advantage, eq. (4): (r - p)/sqrt(p(1-p) + eps)."""
-    return _ADV(r, p, eps)
-
-
 def _weights_reference(p, eps, mean_only):
     """(w+, w-) of eq. (4) (weights.w_plus / w_minus) or of Dr. GRPO (weights.dr_weights)."""
     if mean_only not in _WEIGHTS:
@@ -101,7 +96,7 @@ def oracle_gibbs_step(ctx: Context) -> Outcome:
                     errs.append(
                         np.abs(dr - tk.renyi_reference(prob.log_pi_ref, prev, prob.reward, alpha))
                     )
-    out = numeric_outcome(
+    return numeric_outcome(
         np.concatenate(errs),
         ctx.tol,
         "absolute PoS error of the oracle's step vs step_logit and error of its weights vs "
@@ -109,7 +104,6 @@ def oracle_gibbs_step(ctx: Context) -> Outcome:
         "error of oracle.delta_r vs two_kl.delta_renyi",
         n_pts,
     )
-    return out
 
 
 def _kl_reference(lp, anchors, beta, kl, idx):
@@ -179,9 +173,9 @@ def clipped_surrogate(ctx: Context, fd_tol: float = 1e-6) -> Outcome:
         eps = float(log_uniform(rng, 1e-6, 0.1, 1)[0])
         for mean_only in (False, True):
             got, p_hat = sgd.group_advantage(r, eps, mean_only)
-            ref = r - p_hat[:, None] if mean_only else _advantage(r, p_hat[:, None], eps)
+            ref = r - p_hat[:, None] if mean_only else _ADV(r, p_hat[:, None], eps)
             errs.append(np.abs(got - ref).max(axis=1))
-    out = numeric_outcome(
+    return numeric_outcome(
         np.concatenate(errs),
         ctx.tol,
         f"relative objective error, advantage error and gradient mismatch indicator (central differences, tol "
@@ -189,4 +183,3 @@ def clipped_surrogate(ctx: Context, fd_tol: float = 1e-6) -> Outcome:
         f"None or in (0.05, 0.4), exact KL or k3); {n_clip} clipped terms",
         n_pts,
     )
-    return out

@@ -64,10 +64,6 @@ def _params(rng, n):
     return [PAPER_CYCLE] + list(zip(beta, p_ref, eps))
 
 
-def _inside(pt: float, brackets, slack: float) -> bool:
-    return any(lo - slack <= pt <= hi + slack for lo, hi in brackets)
-
-
 @register(
     "num.orbits_complete",
     "dynamics.fixed_points finds every fixed point and every 2-cycle of h (stable and unstable) "

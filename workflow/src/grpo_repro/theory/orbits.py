@@ -195,14 +195,10 @@ def local_convergence_numeric(ctx: Context) -> Outcome:
         delta = np.where(bad, delta / 2, delta)
     starts = np.stack([p_star - delta, p_star + delta])
     end = dyn.iterate_h(starts, p_ref, beta, eps, 1000)[-1]
-    out = numeric_outcome(
+    return numeric_outcome(
         np.abs(end - p_star).ravel(),
         ctx.tol,
         "|p_1000 - p*| from both ends of p* +- delta (p* chosen first, p_ref solved for it, "
         "|h'(p*)| < 0.95, |h'| < 0.999 on the sampled interval)",
         len(p_star),
     )
-    return Outcome(out.passed, "numeric", out.detail, len(p_star))
-
-
-__all__ = ["interval_maps", "SEVERAL_FIXED_POINTS", "TWO_CYCLE", "LOCAL_CASES"]

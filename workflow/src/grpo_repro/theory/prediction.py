@@ -162,6 +162,3 @@ def library_numeric(ctx: Context) -> Outcome:
     err = np.concatenate([err_kl, err_b, np.array(err_lim), [mono]])
     out = numeric_outcome(err, ctx.tol, "KL, fixed-point and limit errors", n)
     return Outcome(out.passed, "numeric", out.detail + f"; {len(err_lim)} limits checked", n)
-
-
-__all__ = ["bernoulli_kl"]

@@ -30,6 +30,7 @@ from .core import (
     positive_on_unit_interval,
     register,
     total_derivative,
+    unit,
 )
 
 SEC = "Sec. 3 / App. C"
@@ -137,12 +138,6 @@ def continuity(ctx: Context) -> Outcome:
     )
 
 
-def _unit(name):
-    """A value in (0,1) parametrised as u/(1+u), u > 0."""
-    u = sp.Symbol(name, positive=True)
-    return u / (1 + u)
-
-
 @register(
     "rec.amplification",
     "Amplification: h(p) > p_ref for all p in [0,1] when 0 < p_ref < 1, so every "
@@ -151,7 +146,7 @@ def _unit(name):
     SEC,
 )
 def amplification(ctx: Context) -> Outcome:
-    pr = _unit("u")  # p_ref in (0,1)
+    pr = unit("u")  # p_ref in (0,1)
     d = sp.Symbol("d", positive=True)  # exp(-Omega/beta) = 1/(1+d) in (0,1) as Omega/beta > 0
     h = h_of_r(kk=(1 - pr) / pr).subs(sp.exp(-1 / (beta * r)), 1 / (1 + d))
     omega_pos = (1 / r).is_positive and (1 / (beta * r)).is_positive
@@ -217,7 +212,7 @@ def boundaries(ctx: Context) -> Outcome:
     SEC,
 )
 def h_at_one(ctx: Context) -> Outcome:
-    pr = _unit("u")
+    pr = unit("u")
     h1 = h_of_r(kk=(1 - pr) / pr, rr=sp.sqrt(eps))
     s1 = sp.sqrt(p * (1 - p) + eps).subs(p, 1)
     ok = s1 == sp.sqrt(eps) and positive(1 - h1)
@@ -254,6 +249,3 @@ def stability(ctx: Context, B=None) -> Outcome:
         if ok
         else "beta |h'(p*)| and the stated B(p*) differ",
     )
-
-
-__all__ = ["h_of_r", "h_prime_paper", "B_paper"]

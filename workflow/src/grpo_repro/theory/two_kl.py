@@ -32,6 +32,7 @@ from .core import (
     positive,
     register,
     sigma,
+    unit,
 )
 
 SEC = "Sec. 5 / App. E"
@@ -39,11 +40,6 @@ eps = sp.Symbol("eps", positive=True)
 beta = sp.Symbol("beta", positive=True)
 alpha = sp.Symbol("alpha", positive=True)
 L = sp.Symbol("L", real=True)  # logit p_ref
-
-
-def _unit(name):
-    u = sp.Symbol(name, positive=True)
-    return u / (1 + u)
 
 
 def two_kl_x_step(x_prev, l_ref, a, b, e, delta_r=0, mean_only=False):
@@ -237,7 +233,7 @@ def two_kl_recurrence_numeric(ctx: Context) -> Outcome:
     SEC,
 )
 def two_kl_amplification(ctx: Context) -> Outcome:
-    a = _unit("t")  # alpha in (0,1)
+    a = unit("t")  # alpha in (0,1)
     g, dr = sp.symbols(
         "g Delta_R", nonnegative=True
     )  # x_{n-1} - L >= 0 (base: g = 0), Delta_R >= 0
@@ -312,6 +308,3 @@ def two_kl_not_monotone(ctx: Context, params=None) -> Outcome:
         f"x_2 - x_1 in [{float((x2 - x1).a):.4g}, {float((x2 - x1).b):.4g}]: logit p_n rises "
         "then falls (Omega(p_1) < alpha Omega(p_0))",
     )
-
-
-__all__ = ["two_kl_x_step", "delta_renyi", "renyi_reference", "NON_MONOTONE"]

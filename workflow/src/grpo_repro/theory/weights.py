@@ -229,6 +229,3 @@ def dr_weights_derived(ctx: Context, k: int = 4) -> Outcome:
         "E_old[r], E_old[A | r=1] and -E_old[A | r=0] reduce to the stated w+ = 1-p, w- = p "
         "(sum 1) and E_theta[A] = w+ P_theta(S) - w- P_theta(F)",
     )
-
-
-__all__ = ["w_plus", "w_minus", "omega", "advantage", "dr_weights"]

@@ -4,12 +4,12 @@ once (grpo_repro.train.shared_logps). Used for the policy (with grad) and the re
 through PaperGRPOTrainer._compute_logps_and_entropies (the method behind TRL's hook in the
 project's trainers; grpo_repro.train.trainer).
 
-The scored logits are TRL's fused head's: under autocast (train.bf16) or cast_lm_head_to_fp32 TRL's
-own kernel scores them (float32 gradient products), with the config's logit scale and final-logit
-softcapping; the entropy carries a gradient under an entropy bonus
-(tests/unit/train/test_fast_logits.py). Falls back to TRL's method for multimodal inputs, MoE aux
-loss, a wrapped (DDP) model, or an architecture the path is not checked on
-(shared_logps.CHECKED_MODEL_TYPES; the reason is logged, naming train.fast_step).
+The scored logits are TRL's fused head's: under autocast (train.bf16) TRL's own kernel scores them
+(float32 gradient products; tests/unit/train/test_fast_logits.py). Falls back to TRL's method for
+multimodal inputs, MoE aux loss, a wrapped (DDP) model, a float32 LM head under autocast
+(cast_lm_head_to_fp32), an entropy bonus (its entropy carries a gradient), or an architecture the
+path is not checked on (shared_logps.CHECKED_MODEL_TYPES; the reason is logged, naming
+train.fast_step).
 """
 
 from __future__ import annotations
@@ -47,6 +47,9 @@ class SharedPrefixLogps:
             and unwrapped is model
             and not self._policy_wrapped()
             and self._shared_logps_allowed(model)
+            and not self.args.cast_lm_head_to_fp32  # TRL's float32 head under autocast
+            and self.args.entropy_coef == 0.0  # an entropy bonus: the entropy's gradient
+            and not self.args.use_adaptive_entropy
         ):
             res = shared_prefix_logps(
                 model,
@@ -56,8 +59,6 @@ class SharedPrefixLogps:
                 self.temperature,
                 compute_entropy,
                 self.accelerator.autocast(),
-                fp32_head=bool(self.args.cast_lm_head_to_fp32),
-                entropy_grad=self.args.entropy_coef != 0.0 or self.args.use_adaptive_entropy,
             )
             if res is not None:
                 logps_, ent = res

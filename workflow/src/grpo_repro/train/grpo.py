@@ -71,7 +71,7 @@ def build_trainer(
     trainer_cls = PaperGRPOTrainer if fast is None else FastGRPOTrainer
     model.train()
     # train.vllm_mode colocate: TRL's engine in the rollout dtype, on vllm.platform (vllm_colocate)
-    with colocated_engine(run.train, vllm_platform(run.sections)):
+    with colocated_engine(run.sections["train"], vllm_platform(run.sections)):
         trainer = trainer_cls(
             model=model,
             args=args,
@@ -200,7 +200,7 @@ def fingerprint(run: GRPORun, ref_path, steps, records) -> dict:
         "variant": run.variant,
         "seed": int(run.seed),
         "steps": list(steps),
-        "train": dict(run.train),  # no train.seeds (this run: `seed`), no report_to
+        "train": run.train.as_dict(),  # no train.seeds (this run: `seed`), no report_to
         "answer_mode": run.answer_mode,
         "prompts_sha256": prompts.hexdigest(),
         "ref": ref,
@@ -234,7 +234,7 @@ def run(
     if use_cpu:
         torch.set_num_threads(threads)
     records = read_prompts(prompts_path)
-    steps = checkpoint_steps(run.train, n_epoch_prompts)
+    steps = checkpoint_steps(run.sections["train"], n_epoch_prompts)
     t0 = time.time()
     summary = train(run, ref, records, out_dir, steps, devices=devices, use_cpu=use_cpu)
     summary["seconds"] = time.time() - t0

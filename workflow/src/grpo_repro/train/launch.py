@@ -144,8 +144,8 @@ def launch(
     the job holds (None or [] on a CPU; CUDA_VISIBLE_DEVICES already names them). The tracker is
     the run's runtime field report_to. In vllm_mode server the job's vLLM server runs for the
     whole body, its address put on the run (runtime fields: never in the fingerprint)."""
-    train = run.train
-    devices = int(train.devices)
+    train = run.sections["train"]
+    devices = int(train["devices"])
     train_ids, server_gpu = _layout(train, list(gpu_ids or []) or None)
     if devices == 1 and server_gpu is None:
         # the in-process rendezvous (accelerate's state, a colocated vLLM engine's group) on a port
@@ -170,9 +170,9 @@ def launch(
         if devices > 1:
             port = free_port()
             config_file = Path(stack.enter_context(tempfile.TemporaryDirectory()), ACCEL_FILE)
-            accel = accelerate_config(devices, port, train_ids, bool(train.bf16))
+            accel = accelerate_config(devices, port, train_ids, bool(train["bf16"]))
             config_file.write_text(yaml.safe_dump(accel, sort_keys=False))
-        cmd = command(devices, args, train_ids, port, bool(train.bf16), config_file)
+        cmd = command(devices, args, train_ids, port, bool(train["bf16"]), config_file)
         env = launch_env(os.environ)
         if train_ids:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(train_ids)  # never the server's device

@@ -15,7 +15,6 @@ are excluded from equality and params, so changing them reruns nothing and resum
 
 from __future__ import annotations
 
-import collections.abc
 import dataclasses
 import json
 from dataclasses import dataclass, field
@@ -28,13 +27,11 @@ NOT_TRAIN_SETTINGS = ("seeds", "report_to")
 
 
 @dataclass(frozen=True)
-class TrainSettings(collections.abc.Mapping):
-    """A run's train section (config/config.yaml `train:`), typed; also a read-only Mapping by
-    field name, so the helpers that read a train section by key (grpo_repro.models.rollout_dtype,
-    train.schedule.checkpoint_steps, gpus.job_gpus, preflight.check_device,
-    train.vllm_colocate, args.uses_server / per_device_batch) read it unchanged. two_kl_alpha is
-    a key only when set (two-KL runs): the other variants' mapping, and so their resume
-    fingerprint, never holds it."""
+class TrainSettings:
+    """A run's train section (config/config.yaml `train:`), typed. As a section (`as_dict`, what
+    params, run.json and the helpers that read a train section by key get) two_kl_alpha is a key
+    only when set (two-KL runs): the other variants' section, and so their resume fingerprint,
+    never holds it."""
 
     beta: float  # KL coefficient beta (paper: 0.1)
     kl_estimator: str  # TRL's per-token KL estimate: k3 (reverse KL's gradient) | k3_ratio
@@ -60,23 +57,12 @@ class TrainSettings(collections.abc.Mapping):
     fast_step: bool  # true: batched sampler, shared-prefix log-probs (same loss) | false: TRL's
     two_kl_alpha: float | None = None  # two-KL variant's alpha (Lemma 2, Thm 9); None: not two-KL
 
-    def _keys(self) -> tuple[str, ...]:
-        return tuple(
-            f.name
-            for f in dataclasses.fields(self)
-            if not (f.name == "two_kl_alpha" and self.two_kl_alpha is None)
-        )
-
-    def __getitem__(self, key: str):
-        if key not in self._keys():
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self):
-        return iter(self._keys())
-
-    def __len__(self) -> int:
-        return len(self._keys())
+    def as_dict(self) -> dict:
+        """The train section, in field order (two_kl_alpha only when set)."""
+        out = dataclasses.asdict(self)
+        if self.two_kl_alpha is None:
+            del out["two_kl_alpha"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -97,8 +83,10 @@ class GRPORun:
     @property
     def sections(self) -> dict:
         """The run as the configuration sections the shared helpers read (gpus.job_gpus,
-        gpus.vllm_platform, preflight.check_device): train, and vllm when it generates with vLLM."""
-        return {"train": self.train, **({"vllm": self.vllm} if self.vllm is not None else {})}
+        gpus.vllm_platform, preflight.check_device, the train helpers): train, and vllm when it
+        generates with vLLM."""
+        vllm = {"vllm": self.vllm} if self.vllm is not None else {}
+        return {"train": self.train.as_dict(), **vllm}
 
     def params(self) -> dict:
         """Every result-relevant field as plain builtins. Snakemake tracks a rule's params (its
@@ -109,7 +97,7 @@ class GRPORun:
             "seed": self.seed,
             "data_seed": self.data_seed,
             "answer_mode": self.answer_mode,
-            "train": dict(self.train),
+            "train": self.train.as_dict(),
         }
         if self.vllm is not None:  # runs generating without vLLM never read it
             out["vllm"] = dict(self.vllm)
@@ -121,7 +109,7 @@ class GRPORun:
         configuration (grpo_repro.report.summary, grpo_repro.report.overlay.train_params)."""
         out = {
             "seed": self.data_seed,
-            "train": dict(self.train),
+            "train": self.train.as_dict(),
             "data": {"answer_mode": self.answer_mode},
         }
         if self.vllm is not None:

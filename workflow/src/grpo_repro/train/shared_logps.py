@@ -13,13 +13,9 @@ position_ids). Autograd sums the gradients of the G uses of a prompt. Mathematic
 float rounding differs (~1e-6 on log-probs; tests/unit/train/test_fast.py).
 
 The scored logits are TRL's fused LM head's (trl/trainer/utils.py `add_fused_lm_head`;
-`score_tokens`): under autocast (train.bf16) or with GRPOConfig.cast_lm_head_to_fp32 the head IS
-TRL's kernel (projection in the autocast dtype, or float32, upcast; float32 accumulation of the
-gradient products); in float32 a log_softmax, equal to round-off. Both apply the config's logit
-scale, final-logit softcapping and the temperature, in that order (`logit_transform`). The entropy
-carries a gradient when the trainer's entropy bonus (GRPOConfig.entropy_coef, use_adaptive_entropy)
-is on, as TRL's does.
-The head's logits are grpo_repro.train.scored_logits'.
+grpo_repro.train.scored_logits.score_tokens): under autocast (train.bf16) the head IS TRL's kernel
+(projection in the autocast dtype, upcast; float32 accumulation of the gradient products); in
+float32 a log_softmax of the logits over the temperature, equal to round-off.
 Architectures other than CHECKED_MODEL_TYPES are not computed here (`refusal`): the trainer falls
 back to TRL's path and logs why.
 """
@@ -27,7 +23,7 @@ back to TRL's path and logs why.
 from __future__ import annotations
 
 # score_tokens is looked up here at call time: tests swap shared_logps.score_tokens for a spy
-from grpo_repro.train.scored_logits import logit_transform, score_tokens
+from grpo_repro.train.scored_logits import score_tokens
 
 PACKED_ATTN = "grpo_repro_packed_completions"
 #: model types whose shared-prefix log-probs are checked against TRL's (tests/unit/train/test_fast*.py)
@@ -109,13 +105,6 @@ def _register_packed_attention():
     AttentionInterface.register(PACKED_ATTN, _packed_attention)
 
 
-def _cache_keyword(module) -> str:
-    """transformers >= 5.2x names the cache argument `cache` (`past_key_values` before)."""
-    import inspect
-
-    return "cache" if "cache" in inspect.signature(module.forward).parameters else "past_key_values"
-
-
 def shared_prefix_logps(
     model,
     input_ids,
@@ -124,16 +113,12 @@ def shared_prefix_logps(
     temperature=1.0,
     compute_entropy=False,
     autocast=None,
-    fp32_head=False,
-    entropy_grad=False,
 ):
     """Per-token log-probs (and entropies) of the last `logits_to_keep` tokens of each row, as TRL's
     fused-LM-head forward returns them (0 at masked positions), computing each distinct prompt once.
 
     Rows: [left-padded prompt (width P) ; right-padded completion (width C)]. Returns (logps, entropy)
-    of shape (B, C), or None when the layout does not fit (the caller falls back to TRL's path).
-    fp32_head: the LM head in float32 outside autocast (GRPOConfig.cast_lm_head_to_fp32);
-    entropy_grad: the entropy with a gradient (an entropy bonus is on)."""
+    of shape (B, C), or None when the layout does not fit (the caller falls back to TRL's path)."""
     import contextlib
 
     import torch
@@ -178,7 +163,7 @@ def shared_prefix_logps(
             input_ids=u_ids,
             attention_mask=u_mask,
             position_ids=torch.arange(first, p, device=dev)[None],
-            **{_cache_keyword(body): cache},
+            cache=cache,
             use_cache=True,
         ).last_hidden_state  # (U, P', H)
         last = h_prompt[:, -1][inverse]  # prediction of completion token 0, per row
@@ -211,16 +196,7 @@ def shared_prefix_logps(
         valid = cmask[:, :c_used].bool()
         targets = input_ids[:, p : p + c_used][valid]
         # the LM head on the completion positions only (TRL scores every position on CPU)
-        lp, ent = score_tokens(
-            lm_head,
-            hidden[valid],
-            targets,
-            temperature,
-            logit_transform(model.config),
-            compute_entropy,
-            entropy_grad,
-            fp32_head,
-        )
+        lp, ent = score_tokens(lm_head, hidden[valid], targets, temperature, compute_entropy)
     full_valid = torch.zeros((b, c), dtype=torch.bool, device=dev)
     full_valid[:, :c_used] = valid
     out_logps = out_logps.to(lp.dtype).masked_scatter(full_valid, lp)
