@@ -123,7 +123,8 @@ with SnakemakeApi(OutputSettings()) as api:
         tables = [t for t in found if isinstance(t, dict) and run in t]
         return getattr(tables[0][run], "variant", None) if run and tables else None
     rules = [{"name": r.name, "script": r.script, "code": code(r),
-              "variant": variant(first_run(r)), "func": dict(r.params.items()).get("func")}
+              "variant": variant(first_run(r)), "func": dict(r.params.items()).get("func"),
+              "doc": r.docstring}
              for r in wf.rules]
 print("RULES=" + json.dumps(rules))
 """
@@ -203,6 +204,13 @@ def test_every_rule_declares_the_import_closure_of_its_code():
             if r["name"] == "zero_control":  # the first variant's run, on the zeros alone
                 want = {DEFAULT_VARIANTS[0]}
             assert records == (set(names()) if want is None else want), (r["name"], records)
+
+
+def test_every_job_rule_says_what_it_makes():
+    """`snakemake --list-rules` describes every rule that runs a script (the figure and report plot
+    rules generated from their registries too: the entry's doc)."""
+    bare = [r["name"] for r in workflow_rules() if r["script"] and not (r["doc"] or "").strip()]
+    assert not bare, bare
 
 
 def test_plot_rules_do_not_depend_on_compute_code():

@@ -16,6 +16,7 @@ from grpo_repro.figures.registry import FAMILIES, module_of
 for fam in FAMILIES:
 
     rule:
+        f"""{fam.doc} Data (CSV)."""
         name:
             f"figures_data_{fam.name}"
         input:
@@ -35,6 +36,7 @@ for fam in FAMILIES:
             "../scripts/figures_data.py"
 
     rule:
+        f"""{fam.doc} Plot (PNG + PDF)."""
         name:
             f"figures_plot_{fam.name}"
         input:

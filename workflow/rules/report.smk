@@ -209,6 +209,7 @@ for plot in P.report_plots:
     job = f"report_plot_{plot.name}" + ("_{split}" if plot.per_split else "")  # log, benchmark
 
     rule:
+        f"""{plot.doc}"""
         name:
             f"report_plot_{plot.name}"
         input:

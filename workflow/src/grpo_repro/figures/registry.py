@@ -45,7 +45,7 @@ class Family:
     """One figure family: compute rule figures_data_<name>, plot rule figures_plot_<name>."""
 
     name: str
-    doc: str  # what it shows, with the paper's reference (the rules' docstring)
+    doc: str  # what it shows, with the paper's reference: the rules' docstring (`--list-rules`)
     compute: str  # "module:function" in grpo_repro.figures: cfg -> {frame name: DataFrame}
     csvs: dict  # frame name -> CSV stem under results/figures
     keys: tuple  # keys of the `figures:` section the compute function reads (its rerun trigger)

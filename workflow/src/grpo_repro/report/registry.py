@@ -26,7 +26,7 @@ class Plot:
     """One plot rule: its inputs (name -> file under results/), its entry point and its outputs."""
 
     name: str
-    doc: str
+    doc: str  # what it shows: the rule's docstring (`snakemake --list-rules`)
     inputs: dict  # input name -> path under results/
     func: str  # "module:function" in grpo_repro.report: (inputs, outputs, split, variants, splits)
     figures: tuple  # (stem, caption file, subcategory, label); stems may hold {split}
