@@ -19,9 +19,8 @@ def main(sm) -> None:
     io.log_to(sm.log[0])
     run = GRPORun.from_params(sm.params.run)
     zeros = zero.read_zeros(sm.input.prompts)
-    steps = checkpoint_steps(
-        run.sections["train"], sm.params.n_epoch_prompts
-    )  # the main runs' steps
+    # the main runs' steps
+    steps = checkpoint_steps(run.sections["train"], sm.params.n_epoch_prompts)
     if not zeros:  # pi_ref solved every screened prompt: nothing to train on
         return write(sm, {"prompts": 0, "samples": 0, "successes": 0, "steps": steps}, {})
     # TRL draws whole batches of train.prompts_per_step prompts: fewer zeros are repeated

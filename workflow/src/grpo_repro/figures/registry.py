@@ -4,9 +4,9 @@ One `Family` per figure family: its compute function (frames -> CSV), the `figur
 that function reads, its plot function (CSV -> PNG + PDF) and its report caption. The rule file
 workflow/rules/figures.smk generates one compute rule and one plot rule per entry, so adding a
 figure is one entry here, its two functions and its report caption (a file in workflow/report/).
-Functions are named as "module:function" of
-grpo_repro.figures and resolved only when run: a compute rule's code is its compute module alone,
-a plot rule's its plot module alone (restyling never reruns a compute rule).
+Functions are named as "module:function" of grpo_repro.figures and resolved only when run: a
+compute rule's code is its compute module alone, a plot rule's its plot module alone (restyling
+never reruns a compute rule).
 """
 
 from __future__ import annotations

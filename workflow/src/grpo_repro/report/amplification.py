@@ -53,20 +53,13 @@ def mean_by_step(long: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
         }
         strict = stats.crossed_bootstrap_ci(_matrix(g, "p_hat"), n_boot=n_boot, seed=s)
         lenient = stats.crossed_bootstrap_ci(_matrix(g, "p_hat_lenient"), n_boot=n_boot, seed=s)
-        rows.append(
-            {
-                **base,
-                "seed": ALL,
-                "n_seeds": g["seed"].nunique(),
-                **dict(zip(CI, (*strict, *lenient))),
-            }
-        )
+        ci = dict(zip(CI, (*strict, *lenient)))
+        rows.append({**base, "seed": ALL, "n_seeds": g["seed"].nunique(), **ci})
         for sd, h in g.groupby("seed", sort=True):
             strict = stats.bootstrap_mean_ci(h["p_hat"].to_numpy(), n_boot=n_boot, seed=s)
             lenient = stats.bootstrap_mean_ci(h["p_hat_lenient"].to_numpy(), n_boot=n_boot, seed=s)
-            rows.append(
-                {**base, "seed": str(sd), "n_seeds": 1, **dict(zip(CI, (*strict, *lenient)))}
-            )
+            ci = dict(zip(CI, (*strict, *lenient)))
+            rows.append({**base, "seed": str(sd), "n_seeds": 1, **ci})
     cols = ["variant", "seed", "split", "step", "checkpoint", "n_seeds", "n_prompts", *CI]
     return pd.DataFrame(rows)[cols]
 

@@ -43,9 +43,9 @@ def grpo_args(
     use_cpu: bool = True,
 ) -> tuple[dict, dict]:
     """(GRPOConfig kwargs, extra settings) of `run` with every hyperparameter explicit."""
-    train, variant = run.train, run.variant
+    train, section, variant = run.train, run.sections["train"], run.variant
     settings = trl_settings(variant, train.advantage, train.two_kl_alpha)
-    if uses_server(run.sections["train"]) and not run.server_url:
+    if uses_server(section) and not run.server_url:
         raise ValueError(
             "train.vllm_mode server: the run has no vLLM server address (run.server_url); "
             "launch the run with grpo_repro.train.launch.launch, which starts the server"
@@ -68,7 +68,7 @@ def grpo_args(
         neftune_noise_alpha=None,  # no noise on the embeddings
         max_steps=total_steps,
         num_train_epochs=1,
-        per_device_train_batch_size=per_device_batch(run.sections["train"], devices),
+        per_device_train_batch_size=per_device_batch(section, devices),
         gradient_accumulation_steps=train.grad_accum,
         steps_per_generation=train.grad_accum,
         # the paper's objective (Sec. 2)
