@@ -43,7 +43,7 @@ def tiny_policy(tmp_path_factory):
 
     from grpo_repro.data import sets as data
     from grpo_repro.data.organism import TaskSpec, generate
-    from grpo_repro.data.tokenizer import build_tokenizer
+    from grpo_repro.data.prepare import build_tokenizer
     from grpo_repro.models import save_policy
     from grpo_repro.train.sft import build_model
 

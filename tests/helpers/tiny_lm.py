@@ -22,7 +22,7 @@ def micro_policy(
     `sharpness` so the next-token distributions are peaked (samples share prefixes, lengths vary)."""
     import torch
 
-    from grpo_repro.data.tokenizer import build_tokenizer
+    from grpo_repro.data.prepare import build_tokenizer
     from grpo_repro.train.sft import build_model
 
     torch.set_num_threads(1)

@@ -74,7 +74,7 @@ def save_both(tok, org, root):
 
 
 def word_level_dirs(tmp_path_factory, arch):
-    from grpo_repro.data.tokenizer import build_tokenizer
+    from grpo_repro.data.prepare import build_tokenizer
 
     tok = build_tokenizer(MICRO_TEXTS, max_value=30)
     org = {**ORG, "arch": arch, "tokenizer": "word"}
@@ -95,7 +95,7 @@ def word_level_qwen2(tmp_path_factory):
 @pytest.fixture(scope="module")
 def bpe(tmp_path_factory):
     from grpo_repro.data.bpe import build_bpe_tokenizer
-    from grpo_repro.data.prompts import format_prompt
+    from grpo_repro.data.sets import format_prompt
 
     rows = [json.loads(x) for x in (ROOT / "workflow/resources/gsm8k/train.jsonl").open()][:200]
     tok = build_bpe_tokenizer([r["question"] + "\n" + r["answer"] for r in rows], 500)

@@ -1,4 +1,4 @@
-"""The device probe of the preflight checks (grpo_repro.preflight.probe, grpo_repro.device_facts):
+"""The device probe of the preflight checks (grpo_repro.preflight: probe, facts):
 this machine's facts from a child process, a failed probe named, why CUDA is unavailable said in
 words, the driver version read from /proc."""
 

@@ -176,7 +176,7 @@ def test_gold_number_without_number(answer):
 
 def test_reward_fn_scores_the_completion_texts():
     """TRL passes the decoded completions of string prompts (the prompt sets render the chat
-    template to a string, grpo_repro.data.prompts)."""
+    template to a string, grpo_repro.data.sets)."""
     f = make_reward_fn("strict")
     assert f.__name__ == "gsm8k_strict"
     completions = ["#### 5", "#### 6", "thinking\n#### 5"]

@@ -19,7 +19,7 @@ from grpo_repro.dynamics import prediction as prd
 from grpo_repro.figures import compute_maps, compute_oracle
 from grpo_repro.fixed_point import compare, runs
 from grpo_repro.report import overlay
-from grpo_repro.report import overlay_recurrence as ovr
+from grpo_repro.report import overlay as ovr
 from grpo_repro.train.trl_variant import trl_settings
 
 #: a new variant: KL to pi_ref, mean-only advantage (Dr. GRPO's choices) under another name

@@ -8,8 +8,8 @@ import pytest
 import torch
 from scipy import stats
 
+from grpo_repro.evaluate.job import make_sampler
 from grpo_repro.models import load_policy
-from grpo_repro.sampler.factory import make_sampler
 from grpo_repro.sampler.hf import HFSampler
 from grpo_repro.sampler.params import SamplingParams
 from tests.helpers.tiny_lm import MICRO_PROMPTS

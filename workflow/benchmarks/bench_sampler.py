@@ -29,7 +29,7 @@ PROMPT_CFG = {
 
 def organism_prompts(n: int, seed: int = 0) -> list[dict]:
     from grpo_repro.data.organism import TaskSpec, generate
-    from grpo_repro.data.prompts import format_prompt
+    from grpo_repro.data.sets import format_prompt
 
     test = generate({"train": 2000, "test": n}, TaskSpec(), seed)["test"]
     return [{**r, "prompt": format_prompt(r["question"], PROMPT_CFG)} for r in test]
@@ -42,8 +42,8 @@ def load_model(path: str | None):
 
     if path is None:
         from grpo_repro.data.organism import TaskSpec, generate
-        from grpo_repro.data.prompts import format_prompt
-        from grpo_repro.data.tokenizer import build_tokenizer
+        from grpo_repro.data.prepare import build_tokenizer
+        from grpo_repro.data.sets import format_prompt
         from grpo_repro.train.sft import build_model
 
         splits = generate({"train": 2000, "test": 200}, TaskSpec(), 0)

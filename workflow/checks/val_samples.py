@@ -1,5 +1,5 @@
 """How often fewer val samples choose the same best temperature as the recorded ones (the lever
-eval.val_samples; grpo_repro.report.selection.choice_agreement).
+eval.val_samples; grpo_repro.report.temperature.choice_agreement).
 
 Reads a finished run's val tables at eval.temperatures (pi_ref and every run's final checkpoint,
 n samples per prompt: run it on a run evaluated with val_samples null, i.e. eval.samples on val),
@@ -20,7 +20,7 @@ import glob
 import json
 from pathlib import Path
 
-from grpo_repro.report import selection, temperature
+from grpo_repro.report import temperature
 
 
 def main() -> None:
@@ -44,7 +44,7 @@ def main() -> None:
         if e["split"] == "val"
     ]
     long = temperature.load(entries, {})
-    out = selection.choice_agreement(long, a.k, a.resamples, seed=0)
+    out = temperature.choice_agreement(long, a.k, a.resamples, seed=0)
     print(f"val tables of {results} (final step {final}), {a.resamples} resamples per k")
     print(out.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     for k, g in out.groupby("k"):

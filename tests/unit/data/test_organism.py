@@ -19,7 +19,7 @@ from grpo_repro.data.organism import (
     noisy_solution,
     step_mix,
 )
-from grpo_repro.data.tokenizer import build_tokenizer
+from grpo_repro.data.prepare import build_tokenizer
 from grpo_repro.reward import gold_number, is_correct
 
 SPEC = TaskSpec(1, 3, 9, 99)

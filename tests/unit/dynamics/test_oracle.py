@@ -8,7 +8,6 @@ from scipy.special import logsumexp
 
 from grpo_repro.dynamics import oracle as orc
 from grpo_repro.dynamics import oracle_sgd as osg
-from grpo_repro.dynamics import thm10
 
 BETA, EPS = 1.0, 1e-5
 
@@ -140,11 +139,11 @@ def test_sample_based_grpo_tracks_the_exact_iterates_with_many_samples():
     big = osg.run(problem, osg.SGDSettings(G=4096, mu=100, lr=2.0, n_iter=3, seed=0))
     small = osg.run(problem, osg.SGDSettings(G=4, mu=100, lr=2.0, n_iter=3, seed=0))
     c_big, c_small = (
-        thm10.compare(
+        orc.compare(
             out["log_pi"],
             ex["log_pi"],
             problem.reward,
-            thm10.one_step_targets(problem, out["log_pi"], "grpo", BETA, EPS),
+            orc.one_step_targets(problem, out["log_pi"], "grpo", BETA, EPS),
         )
         for out in (big, small)
     )

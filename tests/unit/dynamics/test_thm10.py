@@ -1,11 +1,10 @@
-"""grpo_repro.dynamics.thm10 (App. F, Thm 10): delta_n are one-step errors, not TV increases, so the
+"""grpo_repro.dynamics.oracle (App. F, Thm 10): delta_n are one-step errors, not TV increases, so the
 assumption and the conclusion can fail; the check fails on a case that violates the assumption."""
 
 import numpy as np
 
 from grpo_repro.dynamics import oracle as orc
 from grpo_repro.dynamics import oracle_sgd as osg
-from grpo_repro.dynamics import thm10
 
 
 def _two_outcome(ps):
@@ -19,7 +18,7 @@ REWARD = np.array([[1.0, 0.0]])
 
 def test_exact_tracking_has_zero_errors_and_holds():
     ex = _two_outcome([0.2, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6])
-    c = thm10.compare(ex, ex, REWARD, one_step=ex[1:])
+    c = orc.compare(ex, ex, REWARD, one_step=ex[1:])
     assert np.all(c["delta"] == 0) and c["assumption_holds"].all() and c["conclusion_holds"].all()
 
 
@@ -27,7 +26,7 @@ def test_expansive_update_violates_the_step_condition_and_the_conclusion():
     # T expands TV while the one-step errors are 0: TV_n = 0.01 * 2^n but delta_n = 0
     exact = _two_outcome([0.5] * 8)
     sgd = _two_outcome(0.5 + 0.01 * 2.0 ** np.arange(-10, -2))
-    c = thm10.compare(sgd, exact, REWARD, one_step=sgd[1:], tail=3)
+    c = orc.compare(sgd, exact, REWARD, one_step=sgd[1:], tail=3)
     assert not c["step_ok"].all() and not c["assumption_holds"].any()
     assert not c["conclusion_holds"].any()  # |p~_n - p*| > 2 delta* = 0: the bound does not apply
     assert not c["bound_applies"].any()
@@ -36,7 +35,7 @@ def test_expansive_update_violates_the_step_condition_and_the_conclusion():
 def test_large_one_step_errors_give_delta_star_above_one():
     exact = _two_outcome([0.5] * 6)
     sgd = _two_outcome([0.5, 0.9, 0.1, 0.9, 0.1, 0.9])  # jumps of 0.8 per step
-    c = thm10.compare(sgd, exact, REWARD, one_step=exact[1:])
+    c = orc.compare(sgd, exact, REWARD, one_step=exact[1:])
     assert c["delta_star"][-1, 0] >= 1 and not c["assumption_holds"][0]
 
 
@@ -44,8 +43,8 @@ def test_sample_based_grpo_is_measured_with_one_step_errors():
     problem = orc.make_problem(8, 6, seed=3, logit_scale=1.0)
     ex = orc.exact_iterations(problem, "grpo", 1.0, 1e-5, 6)
     out = osg.run(problem, osg.SGDSettings(G=64, mu=20, lr=1.0, n_iter=6, seed=0))
-    one = thm10.one_step_targets(problem, out["log_pi"], "grpo", 1.0, 1e-5)
-    c = thm10.compare(out["log_pi"], ex["log_pi"], problem.reward, one)
+    one = orc.one_step_targets(problem, out["log_pi"], "grpo", 1.0, 1e-5)
+    c = orc.compare(out["log_pi"], ex["log_pi"], problem.reward, one)
     assert c["event_ok"].all()  # |p~_n - p_n| <= TV_n always
     assert np.all(c["delta"] >= 0) and np.all(np.diff(c["delta_star"], axis=0) >= 0)
     # where the assumption holds and p_n converged the conclusion holds (the theorem)

@@ -14,8 +14,8 @@ import torch
 
 from grpo_repro import io, reward
 from grpo_repro.config import eval_settings
-from grpo_repro.evaluate import partial, scoring
 from grpo_repro.evaluate import run as ev
+from grpo_repro.evaluate import scoring
 from grpo_repro.evaluate import tasks as ev_tasks
 from grpo_repro.evaluate.scoring import PROMPT_COLUMNS  # what evaluation must write for the report
 from grpo_repro.models import model_hash
@@ -278,7 +278,7 @@ def test_evaluate_run_script_end_to_end(tiny_policy, default_config, tmp_path):
         t = config["train"]["temperature"] if task.temperature is None else task.temperature
         assert meta["decoding"]["temperature"] == t  # eval.temperature null: the training one
         assert meta["decoding"]["max_new_tokens"] == 8 and meta["n_prompts"] == 3
-        assert not partial.partial_path_for(task.csv).exists()  # removed when the job ends
+        assert not ev.partial_path_for(task.csv).exists()  # removed when the job ends
         assert meta["chunk_prompts"] == (16 if task.temperature == 0 else 2)  # greedy: 2 x 8 rows
     assert "mean p_hat" in log.read_text()
 

@@ -11,7 +11,7 @@ import pytest
 from scipy.special import expit, logit
 
 from grpo_repro.dynamics import prediction as pred
-from grpo_repro.fixed_point import aggregate, compare, markdown, markdown_studies
+from grpo_repro.fixed_point import aggregate, compare, markdown
 from grpo_repro.fixed_point.runs import Run
 from tests.helpers.report_fixtures import counts_table
 
@@ -152,10 +152,10 @@ def test_group_order_and_factor_lines():
     ):
         rows.append(compare.prompt_table(*_tables(target), run, EPS, run.group_size))
     summary = aggregate.summary_table(pd.concat(rows, ignore_index=True), EPS, n_boot=50)
-    text = "\n".join(markdown_studies.group_lines(summary))
+    text = "\n".join(markdown.group_lines(summary))
     assert "G = 8 < 16" in text and "rises" in text and "ordered the same way" in text
     flat = summary.assign(p_plateau_mean=summary["p_plateau_mean"].to_numpy()[::-1])
-    assert "NOT ordered" in "\n".join(markdown_studies.group_lines(flat))
+    assert "NOT ordered" in "\n".join(markdown.group_lines(flat))
 
 
 def _summary(rows) -> pd.DataFrame:
@@ -192,7 +192,7 @@ def test_factor_lines_compare_with_the_base_run(signed, verdict):
         ]
     )
     summary["gap_pred_G"] = summary["signed_pred_G"].abs()
-    text = "\n".join(markdown_studies.factor_lines(summary))
+    text = "\n".join(markdown.factor_lines(summary))
     assert "vs -0.030 at base" in text and verdict in text
 
 
@@ -215,7 +215,7 @@ def test_long_run_is_compared_with_the_base_run_of_its_own_kind(moved, said):
         p_plateau_mean=[0.60, 0.50, 0.50 + moved],
         plateau_steps=["400-480", "400-480", "880-960"],
     )
-    text = "\n".join(markdown_studies.factor_lines(summary))
+    text = "\n".join(markdown.factor_lines(summary))
     assert "dr_grpo_k3_ratio long (beta 2)" in text and "vs -0.020 at base" in text
     assert f"the mean plateau moves by {said} than the gap reported (0.040)" in text
 

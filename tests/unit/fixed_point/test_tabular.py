@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from grpo_repro.dynamics import prediction as pred
-from grpo_repro.fixed_point import compare, markdown_studies, tabular
+from grpo_repro.fixed_point import compare, markdown, tabular
 
 REF = pd.DataFrame({"prompt_id": ["a", "b", "c", "z"], "p_hat": [0.3, 0.6, 0.8, 0.0]})
 
@@ -63,5 +63,5 @@ def test_tabular_lines_compare_with_the_models_base_run(lm, said):
             }
         ]
     )
-    text = "\n".join(markdown_studies.tabular_lines(t, summary))
+    text = "\n".join(markdown.tabular_lines(t, summary))
     assert "plateau - p*_G +0.001 (mean |gap| 0.001, logit sd 0.20)" in text and said in text

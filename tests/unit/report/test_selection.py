@@ -1,10 +1,10 @@
-"""How many val samples choosing a temperature needs (grpo_repro.report.selection): a clear winner
+"""How many val samples choosing a temperature needs (grpo_repro.report.temperature): a clear winner
 is chosen by any subsample, a near tie is not, and the regret is the n-sample gap."""
 
 import pandas as pd
 import pytest
 
-from grpo_repro.report.selection import best, choice_agreement
+from grpo_repro.report.temperature import best, choice_agreement
 
 
 def long_table(successes_by_t: dict[float, list[int]], n: int = 50) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from scipy.special import expit, logit
 from grpo_repro.figures.registry import FAMILIES
 from grpo_repro.report import amplification as amp
 from grpo_repro.report import markdown, overlay, summary, tables
-from grpo_repro.report import overlay_recurrence as ovr
+from grpo_repro.report import overlay as ovr
 from grpo_repro.report.registry import PLOTS
 from grpo_repro.report.summary_page import draw_page
 from tests.helpers import ROOT

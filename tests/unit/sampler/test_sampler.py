@@ -7,8 +7,8 @@ import pytest
 import torch
 from scipy import stats as sps
 
+from grpo_repro.evaluate.job import make_sampler
 from grpo_repro.sampler.attention import supports_shared_prefix
-from grpo_repro.sampler.factory import make_sampler
 from grpo_repro.sampler.hf import HFSampler
 from grpo_repro.sampler.params import SamplingParams, draw_tokens
 from grpo_repro.seeds import derive_seed

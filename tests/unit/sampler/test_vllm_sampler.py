@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from grpo_repro.sampler.factory import make_sampler
+from grpo_repro.evaluate.job import make_sampler
 from grpo_repro.sampler.hf import HFSampler
 from grpo_repro.sampler.params import SamplingParams
 from tests.helpers import vllm_standin

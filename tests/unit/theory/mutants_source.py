@@ -6,7 +6,6 @@ from grpo_repro.dynamics import fixed_points as fxp
 from grpo_repro.dynamics import maps as dyn
 from grpo_repro.dynamics import oracle as orc
 from grpo_repro.dynamics import oracle_sgd as sgd
-from grpo_repro.dynamics import thm10
 from tests.unit.theory.mutants import _source
 
 #: the eight mutants, as slips in the product's source
@@ -80,7 +79,7 @@ SOURCE_SLIPS = [
     (
         "thm10 delta_n = max(TV_n - TV_{n-1}, 0)",
         _source(
-            thm10,
+            orc,
             ("delta = tv(log_pi_sgd[1:], one_step)", "delta = np.maximum(t[1:] - t[:-1], 0.0)"),
         ),
         [],

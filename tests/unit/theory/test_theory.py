@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from grpo_repro import theory
-from grpo_repro.theory import core, recurrence, report
+from grpo_repro.theory import claims, core, recurrence
 from grpo_repro.theory.core import Check, Context, Outcome
 from tests.helpers import ROOT
 
@@ -70,7 +70,7 @@ def test_script_writes_both_files_and_exits_zero(stage):
         assert f"{k} {m}" in md.split("| id |")[0]
     assert "Not checked here, or true by construction:" in md
     assert "## Every claim of docs/theory.md Sec. 1-4, 7 and 8" in md
-    assert md.count("\n| Sec. ") == len(report.CLAIMS)
+    assert md.count("\n| Sec. ") == len(claims.CLAIMS)
     assert md.count("\n| `") == n  # one table row per record
     log = (stage.tmp / "logs" / "derivations.log").read_text()
     assert "checks passed" in log and "FAIL" not in log
@@ -220,11 +220,11 @@ def test_undemonstrated_erratum_fails_the_stage(tmp_path):
 def test_every_formulas_claim_names_registered_checks():
     ids = set(CHECK_IDS)
     sections = set()
-    for sec, claim, how in report.CLAIMS:
+    for sec, claim, how in claims.CLAIMS:
         sections.add(sec)
         assert claim and (isinstance(how, str) or (how and set(how) <= ids)), claim
     assert sections == {"1", "2", "3", "4", "7", "8"}
-    listed = {i for *_, how in report.CLAIMS if not isinstance(how, str) for i in how}
+    listed = {i for *_, how in claims.CLAIMS if not isinstance(how, str) for i in how}
     # every check of the product's code is tied to a claim of the sheet
     assert {i for i in ids if i.startswith("num.")} <= listed
 

@@ -1,18 +1,18 @@
 """docs/theory.md names the theory stage's checks: every check id it cites is one the stage runs
-for some claim (grpo_repro.theory.report's claim table), and every check of that table is cited,
+for some claim (grpo_repro.theory.claims.CLAIMS), and every check of that table is cited,
 so the page cannot drift from what the stage tests."""
 
 import re
 from pathlib import Path
 
-from grpo_repro.theory import report
+from grpo_repro.theory.claims import CLAIMS
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "theory.md"
 CHECK_ID = re.compile(r"`((?:adv|err|gibbs|var|rec|num|par|kl|fg|pred)\.[a-z0-9_]+)`")
 
 
 def claimed_checks() -> set[str]:
-    return {c for _, _, how in report.CLAIMS if not isinstance(how, str) for c in how}
+    return {c for _, _, how in CLAIMS if not isinstance(how, str) for c in how}
 
 
 def test_every_check_the_doc_cites_is_run_for_a_claim():

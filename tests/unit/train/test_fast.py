@@ -273,6 +273,6 @@ def test_compact_lm_head_sft_same_loss():
     ],
 )
 def test_group_rows_never_spans_a_group_boundary(rows, size, expected):
-    from grpo_repro.train.fast import group_rows
+    from grpo_repro.train.fast_rollouts import group_rows
 
     assert group_rows(rows, size) == expected

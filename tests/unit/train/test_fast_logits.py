@@ -62,7 +62,7 @@ def test_lm_head_under_bf16_autocast_is_trls():
     kernel; autograd through the bf16 linear gets other gradients (bf16-rounded products, which TRL
     avoids: chunked_logprob.py `_addmm_fp32`). In float32 (the log_softmax path) they equal TRL's
     kernel in float32."""
-    from grpo_repro.train.scored_logits import score_tokens
+    from grpo_repro.train.shared_logps import score_tokens
 
     hidden, head, targets = _head_case()
     w = torch.randn(targets.shape, generator=torch.Generator().manual_seed(1))

@@ -32,13 +32,13 @@ PACKAGE = Path(__file__).resolve().parents[3] / "workflow" / "src" / "grpo_repro
 PRIVATE = {
     # the paper's objective (Sec. 2, 6): no public hook computes the advantage or the loss
     "_generate_and_score_completions": "eq. (4)'s smoothed whitened advantage in place of TRL's "
-    "(train.trainer.PaperGRPOTrainer); the fast step's deferred old log-probs (train.fast_defer)",
-    "_compute_loss": "the two-KL variants' loss, Lemma 2 / Thm 9 (train.two_kl); the deferred "
-    "old log-probs filled on the first loss forward (train.fast_defer)",
+    "(train.trainer.PaperGRPOTrainer); the fast step's deferred old log-probs (train.fast.DeferredLogps)",
+    "_compute_loss": "the two-KL variants' loss, Lemma 2 / Thm 9 (train.trainer.two_kl_loss); the deferred "
+    "old log-probs filled on the first loss forward (train.fast.DeferredLogps)",
     "_get_per_token_logps_and_entropies": "TRL's log-probs hook: one policy forward shared by the "
     "two-KL loss's two KL terms (train.trainer); the fast step's shared-prefix log-probs behind it "
-    "(train.fast_logps)",
-    "_metrics": "the two-KL loss logs kl_previous beside TRL's kl (train.two_kl)",
+    "(train.fast.SharedPrefixLogps)",
+    "_metrics": "the two-KL loss logs kl_previous beside TRL's kl (train.trainer.two_kl_loss)",
     # a resumed run equals an uninterrupted one (transformers' Trainer)
     "_get_train_sampler": "an epoch-seeded prompt order, so a run resumed at an epoch boundary "
     "sees the same order (train.trainer.EpochSeededRepeatSampler)",

@@ -1,4 +1,4 @@
-"""The two-KL variant's loss (Lemma 2, Thm 9; grpo_repro.train.two_kl) on the micro policy, in TRL's
+"""The two-KL variant's loss (Lemma 2, Thm 9; grpo_repro.train.trainer) on the micro policy, in TRL's
 path (PaperGRPOTrainer) and the fast one (FastGRPOTrainer, deferred old log-probs):
 
 * weights (1, 0) give grpo's loss and gradients, (0, 1) mirror's, bit for bit, on the same batch

@@ -4,16 +4,30 @@ rendered with the tokenizer of the model: for a model the pipeline builds, the
 organism's word-level one or a byte-level BPE with Qwen2.5's chat template; else the model's own.
 Every record gets its rendered prompt, so SFT, GRPO and evaluation read the same text. Writes the splits of grpo_repro.data.sets
 (train, val, test, the training pool, and for the organism the SFT data written by the noisy
-teacher) and splits.json: each split's size and difficulty mix (steps per problem)."""
+teacher) and splits.json: each split's size and difficulty mix (steps per problem).
+
+The organism's word-level tokenizer (`build_tokenizer`) is built with `tokenizers` and wrapped
+as a transformers fast tokenizer. Every integer 0..max_value is one token (a character-level tokenizer failed to learn to
+copy numbers: held-out success 0.07 after 5 min of SFT). Spaces are dropped; newlines are tokens.
+
+A saved one loads with grpo_repro.models.load_tokenizer (the class its tokenizer_config.json declares,
+PreTrainedTokenizerFast) and, beside the default Llama organism, with AutoTokenizer; not beside a
+Qwen2 (organism.arch qwen2): with model_type=qwen2 in config.json, AutoTokenizer silently builds a
+byte-level Qwen2 tokenizer.
+"""
 
 from __future__ import annotations
 
 import json
 import random
+import re
+
+from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+from transformers import PreTrainedTokenizerFast
 
 from grpo_repro import io
 from grpo_repro.data import sets, sources
-from grpo_repro.data.prompts import format_prompt
+from grpo_repro.data.sets import format_prompt
 
 SFT_SEED_OFFSET = 777  # the noisy teacher's slips are drawn from seed + this
 
@@ -29,7 +43,7 @@ def make_tokenizer(config: dict, splits: dict):
         texts = [t for r in splits["train"] for t in (r["question"], r["answer"])]
         return build_bpe_tokenizer(texts, config["organism"]["bpe_vocab_size"])
     if config["model"]["name_or_path"] is None:
-        from grpo_repro.data.tokenizer import build_tokenizer
+        from grpo_repro.data.prepare import build_tokenizer
 
         records = [r for recs in splits.values() for r in recs]
         rendered = [format_prompt(r["question"], config["prompt"]) for r in records]
@@ -87,3 +101,28 @@ def prepare(config: dict, outputs: dict) -> dict:
     io.write_json(outputs["stats"], stats)
     print(json.dumps(stats))
     return stats
+
+
+SPECIALS = {"pad_token": "<pad>", "eos_token": "<eos>", "bos_token": "<bos>", "unk_token": "<unk>"}
+PIECE = r"\d+|[A-Za-z]+|#+|\n|[^\sA-Za-z\d]"
+
+
+def words_of(texts) -> set[str]:
+    return {w for t in texts for w in re.findall(PIECE, t)}
+
+
+def build_tokenizer(texts, max_value: int = 999) -> PreTrainedTokenizerFast:
+    """Vocabulary: specials, every integer 0..max_value, and every piece seen in `texts`."""
+    pieces = sorted(words_of(texts) - {str(i) for i in range(max_value + 1)})
+    vocab_list = list(SPECIALS.values()) + [str(i) for i in range(max_value + 1)] + pieces
+    vocab = {tok: i for i, tok in enumerate(vocab_list)}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token=SPECIALS["unk_token"]))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r"[ \t]+"), behavior="removed"),
+            pre_tokenizers.Split(Regex(PIECE), behavior="isolated"),
+        ]
+    )
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, **SPECIALS)
+    fast.padding_side = "left"  # generation pads on the left (training and evaluation agree)
+    return fast

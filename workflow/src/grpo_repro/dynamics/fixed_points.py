@@ -8,7 +8,7 @@ H(x) = logit p_ref + Omega(sigma(x))/beta, they are the roots of F(x) = H(x) - x
 p(1-p) < 2 beta eps^{3/2} (there |H'| < 1), i.e. for |x| > log(1/(2 beta eps^{3/2})). Roots are
 bracketed by sign changes of F on a fine grid of the non-monotone window plus the two endpoints,
 near-tangent pairs are caught by refining every local extremum of F on the grid, and each bracket
-is refined with Brent's method (dynamics.roots.all_roots). Residual |h(p*) - p*| <= 1e-12 (checked
+is refined with Brent's method (`all_roots`). Residual |h(p*) - p*| <= 1e-12 (checked
 by the tests).
 
 Stability (Thm 6, Lemma 1): |h'(p*)| < 1, i.e. beta > B(p*); h'(p*) = H'(x*) (conjugation).
@@ -22,6 +22,9 @@ Finite group size (`group_size` G, docs/theory.md Sec. 8): the fixed points p*_G
 (dynamics.finite_group) lies in (0, Omega_G,max]: every root lies in
 [logit p_ref, logit p_ref + Omega_G,max/beta], scanned on a uniform grid (Omega_G is smooth and
 bounded), refined the same way; h_G'(p*_G) from the exact derivative of Omega_G.
+
+Roots within SAME_X (relative) are merged (`all_roots`: every root of a continuous scalar function
+on an interval, the search behind the fixed points and the 2-cycles).
 """
 
 from __future__ import annotations
@@ -30,14 +33,15 @@ import math
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
+
+#: grid points across the non-monotone window of F (spacing ~ window / N)
+from scipy.optimize import brentq, minimize_scalar
 from scipy.special import expit
 
 from grpo_repro import variants as reg
 from grpo_repro.dynamics import finite_group as fg
 from grpo_repro.dynamics import maps as dyn
-from grpo_repro.dynamics.roots import all_roots
 
-#: grid points across the non-monotone window of F (spacing ~ window / N)
 DEFAULT_GRID = 4001
 
 
@@ -267,3 +271,54 @@ def two_cycle_rows(beta: float, p_ref: float, eps: float, n_grid: int = DEFAULT_
         dict(beta=beta, p_ref=p_ref, eps=eps, **asdict(c))
         for c in two_cycles(beta, p_ref, eps, n_grid)
     ]
+
+
+#: two logits closer than this (relative) are the same point
+SAME_X = 1e-9
+
+
+def all_roots(f_vec, f_scalar, grid: np.ndarray) -> list[float]:
+    """Every root of f on [grid[0], grid[-1]] bracketed by the grid (plus near-tangent pairs)."""
+    xs = np.asarray(grid, float)
+    fs = f_vec(xs)
+    # refine interior local extrema whose value does not change sign with its neighbours:
+    # a positive local min / negative local max may still cross 0 between grid points
+    d = np.diff(fs)
+    ext = (
+        np.where(
+            (np.sign(d[:-1]) * np.sign(d[1:]) < 0)
+            & (fs[:-2] * fs[1:-1] > 0)
+            & (fs[1:-1] * fs[2:] > 0)
+        )[0]
+        + 1
+    )
+    extra_x, extra_f = [], []
+    for i in ext:
+        sgn = 1.0 if fs[i] > 0 else -1.0
+        res = minimize_scalar(
+            lambda t: sgn * f_scalar(t),
+            bounds=(xs[i - 1], xs[i + 1]),
+            method="bounded",
+            options={"xatol": 1e-13},
+        )
+        if sgn * res.fun < 0:
+            extra_x.append(res.x)
+            extra_f.append(f_scalar(res.x))
+    if extra_x:
+        xs = np.concatenate([xs, extra_x])
+        fs = np.concatenate([fs, extra_f])
+        order = np.argsort(xs, kind="stable")
+        xs, fs = xs[order], fs[order]
+    roots = list(xs[fs == 0.0])
+    for i in np.where(fs[:-1] * fs[1:] < 0)[0]:
+        roots.append(
+            brentq(
+                f_scalar, xs[i], xs[i + 1], xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500
+            )
+        )
+    roots.sort()
+    out = []
+    for r in roots:
+        if not out or abs(r - out[-1]) > SAME_X * (1 + abs(r)):
+            out.append(float(r))
+    return out

@@ -1,2 +1,3 @@
 """Stage evaluate (Sec. 6): `run` (n samples per prompt of one checkpoint -> per-prompt success
-table), `scoring` (strict and lenient rewards, Wilson intervals), `partial` (resumable chunks)."""
+table, in resumable chunks), `job` (every table of one run), `scoring` (strict and lenient rewards,
+Wilson intervals), `tasks` (the tables a run's evaluation writes)."""

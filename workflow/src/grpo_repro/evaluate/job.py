@@ -1,7 +1,10 @@
 """An evaluation job (Sec. 6; the rules evaluate_reference and evaluate_run): every table of one
 run, each checkpoint loaded once in eval.dtype's weights (no autocast), its sampler closed before
 the next checkpoint's is built (one vLLM engine at a time), and each table evaluated and written
-by grpo_repro.evaluate.run (seeds, resumable chunks, atomic outputs)."""
+by grpo_repro.evaluate.run (seeds, resumable chunks, atomic outputs).
+
+The sampler of config key eval.backend is `make_sampler`'s: hf (HFSampler) or vllm (VLLMSampler).
+"""
 
 from __future__ import annotations
 
@@ -11,15 +14,15 @@ from pathlib import Path
 
 from grpo_repro import io
 from grpo_repro.data.sets import read_prompts
-from grpo_repro.evaluate import partial
 from grpo_repro.evaluate.run import (
     evaluate_records,
+    partial_path_for,
     prompts_per_batch,
     task_samples,
 )
 from grpo_repro.gpus import vllm_platform
 from grpo_repro.hub import revision_of
-from grpo_repro.sampler.params import SamplingParams
+from grpo_repro.sampler.params import SamplingParams, eos_ids
 
 
 def eval_dtype(choice: str, train: dict) -> str:
@@ -43,9 +46,9 @@ def open_sampler(
     `device` with weights in `dtype`; vLLM's engine on `platform` (vllm.platform) started with
     `dtype` (the transformers model is then loaded on the CPU for its tokenizer and EOS ids only).
     `model_dir`: a local directory or a hub spec, read from its cached snapshot (grpo_repro.hub)."""
+    from grpo_repro.evaluate.job import make_sampler
     from grpo_repro.hub import local_dir
     from grpo_repro.models import load_policy, model_hash
-    from grpo_repro.sampler.factory import make_sampler
 
     t0 = time.perf_counter()
     model_dir = local_dir(model_dir)
@@ -142,7 +145,7 @@ def run_eval_job(
                     top_k=int(ecfg["top_k"]),
                     max_new_tokens=int(ecfg["max_new_tokens"]),
                 )
-                part = partial.partial_path_for(task["csv"])
+                part = partial_path_for(task["csv"])
                 n = task_samples(ecfg, split, t)
                 sampler.batch_prompts = prompts_per_batch(batch_prompts, ecfg["samples"], n)
                 df, meta = evaluate_records(
@@ -184,3 +187,35 @@ def run_eval_job(
     for part in partials:
         part.unlink(missing_ok=True)
     return summary
+
+
+def make_sampler(
+    backend: str,
+    model,
+    tokenizer,
+    model_path=None,
+    batch_prompts: int = 32,
+    dtype: str | None = None,
+    **kw,
+):
+    """The sampler of config key eval.backend: hf (HFSampler) or vllm (VLLMSampler). `dtype`: the
+    weights' dtype for vLLM's engine (default: `model`'s); the HF sampler samples `model` as loaded.
+    vLLM's `kw` include platform (vllm.platform: cuda or cpu)."""
+    if backend == "hf":
+        from grpo_repro.sampler.hf import HFSampler
+
+        return HFSampler(model, tokenizer, batch_prompts=batch_prompts, **kw)
+    if backend == "vllm":
+        from grpo_repro.sampler.vllm import VLLMSampler
+
+        if model_path is None:
+            raise ValueError("eval.backend=vllm needs the model directory")
+        return VLLMSampler(
+            model_path,
+            tokenizer,
+            dtype=dtype or str(model.dtype).removeprefix("torch."),
+            eos_ids=eos_ids(model, tokenizer),
+            batch_prompts=batch_prompts,
+            **kw,
+        )
+    raise ValueError(f"unknown eval.backend {backend!r}; expected hf or vllm")

@@ -20,19 +20,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+
+# ------------------------------------------------------------------------------------------ inputs
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from grpo_repro.evaluate import partial
+from grpo_repro import io
 from grpo_repro.evaluate.scoring import build_table, score_chunk
 from grpo_repro.provenance import versions
 from grpo_repro.sampler.params import SamplingParams
 from grpo_repro.seeds import derive_seed
-
-# ------------------------------------------------------------------------------------------ inputs
 
 
 def prompt_seeds(records, seed: int, run: str, step: int, split: str) -> list[int]:
@@ -92,7 +93,7 @@ def evaluate_records(
         (s, min(s + chunk_prompts, len(records))) for s in range(0, len(records), chunk_prompts)
     ]
 
-    done = partial.read_partial(Path(partial_path), fingerprint) if partial_path else {}
+    done = read_partial(Path(partial_path), fingerprint) if partial_path else {}
     done = {i: c for i, c in done.items() if i < len(bounds)}
     resumed = sorted(done)
     fh = None
@@ -101,7 +102,7 @@ def evaluate_records(
         partial_path.parent.mkdir(parents=True, exist_ok=True)
         # rewritten (atomically) from the chunks kept, so a line cut by a kill never precedes new ones
         lines = [{"fingerprint": fingerprint, "settings": settings}] + [done[i] for i in resumed]
-        partial.rewrite(partial_path, lines)
+        rewrite(partial_path, lines)
         fh = open(partial_path, "a")
 
     total = len(records) * samples
@@ -137,7 +138,7 @@ def evaluate_records(
                 ],
             }
             if fh is not None:
-                partial.append_line(fh, rec)
+                append_line(fh, rec)
             done[i] = rec
             computed += 1
             new_tokens += out.n_tokens
@@ -195,3 +196,42 @@ def prompts_per_batch(batch_prompts: int, samples: int, n: int) -> int:
     counts prompts of eval.samples draws each, so a greedy task (n = 1) batches as many rows,
     batch_prompts * samples / n prompts (per-prompt seeded draws: the same tables, fewer forwards)."""
     return max(1, int(batch_prompts) * int(samples) // max(1, int(n)))
+
+
+def partial_path_for(csv_path: str | Path) -> Path:
+    p = Path(csv_path)
+    return p.with_name(p.stem + ".partial.jsonl")
+
+
+def read_partial(path: Path, fingerprint: str) -> dict[int, dict]:
+    """Completed chunks {index: record} of a partial file with this fingerprint ({} otherwise)."""
+    if not path.exists():
+        return {}
+    chunks = {}
+    with open(path) as f:
+        lines = f.read().split("\n")
+    try:
+        header = json.loads(lines[0])
+    except (json.JSONDecodeError, IndexError):
+        return {}
+    if header.get("fingerprint") != fingerprint:
+        print(f"[evaluate] {path}: different model/settings, starting over", file=sys.stderr)
+        return {}
+    for line in lines[1:]:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:  # a line cut by a kill: that chunk is redone
+            continue
+        chunks[int(rec["chunk"])] = rec
+    return chunks
+
+
+def append_line(f, obj) -> None:
+    f.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def rewrite(path: str | Path, lines: list[dict]) -> None:
+    """Replace the partial file by `lines` (atomically), so a line cut by a kill never precedes new ones."""
+    io.write_text(path, "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines))

@@ -12,7 +12,6 @@ import pandas as pd
 from grpo_repro import variants as reg
 from grpo_repro.dynamics import oracle as orc
 from grpo_repro.dynamics import oracle_sgd as osg
-from grpo_repro.dynamics import thm10
 
 
 def _oracle_runs(cfg: dict):
@@ -147,7 +146,7 @@ def sgd_settings(cfg: dict) -> list[tuple[str, osg.SGDSettings]]:
 
 
 def oracle_sgd(cfg: dict) -> dict:
-    """Sample-based GRPO vs the exact iterates (Thm 10, grpo_repro.dynamics.thm10): per setting, seed
+    """Sample-based GRPO vs the exact iterates (Thm 10, grpo_repro.dynamics.oracle): per setting, seed
     and iteration (summary) the mean / max over the random prompts of TV and |p~ - p|, the event
     lemma, delta*_n (sum of one-step errors), the shares of prompts with delta*_n >= 1, with a
     violated step condition and with the assumption holding, 2 delta*_n averaged over the prompts
@@ -173,10 +172,10 @@ def oracle_sgd(cfg: dict) -> dict:
         ex = exact[key]
         for seed in seeds:
             out = osg.run(prob, replace(s, seed=seed))
-            one = thm10.one_step_targets(
+            one = orc.one_step_targets(
                 prob, out["log_pi"], s.variant, s.beta, s.smoothing_eps, s.alpha
             )
-            c = thm10.compare(out["log_pi"], ex["log_pi"], prob.reward, one)
+            c = orc.compare(out["log_pi"], ex["log_pi"], prob.reward, one)
             rnd = c["assumption_n"][:, random]
             valid = np.where(rnd, 2 * c["delta_star"][:, random], 0.0)
             mean_bound_valid = np.where(

@@ -1,6 +1,6 @@
 """Stand-alone HTML pages for the Snakemake report, each the rendering of a Markdown file the
 pipeline writes: results/summary.md (the run in numbers, grpo_repro.report.markdown) and
-results/theory/derivations.md (the claim checks of Sec. 2-5, grpo_repro.theory.report). One writer
+results/theory/derivations.md (the claim checks of Sec. 2-5, grpo_repro.theory.cli). One writer
 per table: the page shows the Markdown file's tables, never a second build of them."""
 
 from __future__ import annotations

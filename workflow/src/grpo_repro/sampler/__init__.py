@@ -33,5 +33,6 @@ matmuls), and a rerun with the same seeds and batches reproduces them bit for bi
 
 Modules: `params` (SamplingParams, SampleOutput, inverse-CDF token draws), `cache` (KV cache
 layers: preallocated and shared-prefix), `attention` (the shared-prefix attention function),
-`hf` (HFSampler), `vllm` (VLLMSampler), `factory` (make_sampler: the backend of eval.backend).
+`hf` (HFSampler), `vllm` (VLLMSampler); the backend of eval.backend is chosen by
+grpo_repro.evaluate.job.make_sampler.
 """

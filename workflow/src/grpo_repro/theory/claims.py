@@ -1,6 +1,6 @@
 """The claims of docs/theory.md (Sec. 1-4, 7 and 8) that stage 1 checks, each with the ids of its
 checks or why it is not checked, and what stage 1 does not check; both listed in derivations.md
-(grpo_repro.theory.report)."""
+(grpo_repro.theory.cli)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Thm 10's one-step errors delta_n (App. F) as the product measures them (grpo_repro.dynamics.thm10)
+"""Thm 10's one-step errors delta_n (App. F) as the product measures them (grpo_repro.dynamics.oracle)
 against the derived map h (gibbs.h_derived):
 
-- num.thm10_delta: thm10.compare's delta_n is the one-step error TV(pi~_n, T pi~_{n-1}) computed
+- num.thm10_delta: orc.compare's delta_n is the one-step error TV(pi~_n, T pi~_{n-1}) computed
   here, and the step condition it tests fails where the update expands TV (par.tv_can_expand).
 """
 
@@ -12,7 +12,6 @@ import sympy as sp
 
 from grpo_repro.dynamics import maps as dyn
 from grpo_repro.dynamics import oracle as orc
-from grpo_repro.dynamics import thm10
 
 from . import gibbs as gb
 from .core import Context, Outcome, log_uniform, register
@@ -43,7 +42,7 @@ def _expanding_case():
 
 @register(
     "num.thm10_delta",
-    "dynamics.thm10.compare measures Thm 10's delta_n as the one-step error TV(pi~_n, T pi~_{n-1}) "
+    "dynamics.orc.compare measures Thm 10's delta_n as the one-step error TV(pi~_n, T pi~_{n-1}) "
     "(T the exact update, derived map h here), not from TV_n itself, so the step condition "
     "TV_n <= TV_{n-1} + delta_n it reports is falsifiable: it fails where T expands TV",
     "Thm 10 (App. F)",
@@ -51,8 +50,8 @@ def _expanding_case():
 )
 def thm10_delta(ctx: Context) -> Outcome:
     prob, exact, tilde, (beta, eps, p_ref) = _expanding_case()
-    one = thm10.one_step_targets(prob, tilde, "grpo", beta, eps)
-    res = thm10.compare(tilde, exact, prob.reward, one)
+    one = orc.one_step_targets(prob, tilde, "grpo", beta, eps)
+    res = orc.compare(tilde, exact, prob.reward, one)
     hf = mp_function(gb.h_derived(sp.Symbol("p"), p_ref, beta, eps), (sp.Symbol("p"),))
     p_t = np.exp(tilde[:, 0, 0])
     own = np.array([abs(p_t[n] - hf(p_t[n - 1])) for n in range(1, len(p_t))])  # K = 2: TV = |dp|
@@ -74,7 +73,7 @@ def thm10_delta(ctx: Context) -> Outcome:
             til.append(orc.log_normalise(target + rng.normal(0, 0.05, target.shape)))
             own_tv.append(0.5 * np.sum(np.abs(np.exp(til[-1]) - np.exp(target)), axis=-1))
         til = np.array(til)
-        got = thm10.compare(til, ex, pr.reward, thm10.one_step_targets(pr, til, v, b, e, a))
+        got = orc.compare(til, ex, pr.reward, orc.one_step_targets(pr, til, v, b, e, a))
         errs.append(np.abs(got["delta"] - np.array(own_tv)).ravel())
     err = np.concatenate(errs)
     ok = bool(np.max(err) <= ctx.tol) and expands > 0

@@ -14,7 +14,7 @@ Thm 10: if TV(pi~_n, pi_n) <= TV(pi~_{n-1}, pi_{n-1}) + delta_n with sum delta_i
   gives limsup <= delta* <= 2 delta* (the bound is the sympy limit of the chain, not typed in);
   an exact witness attains delta* (the constant 1 is tight).
 What is tested and what holds by construction: the conclusion follows from the assumption by the
-chain above for every sequence, so measured on the oracle (dynamics.thm10, figures stage) it holds
+chain above for every sequence, so measured on the oracle (dynamics.oracle.compare, figures stage) it holds
 wherever the assumption holds; the measured content is how often the assumption holds
 (oracle_sgd_thm10.csv), and num.thm10_delta checks that the measurement of delta_n can fail.
 """

@@ -108,7 +108,7 @@ def grpo_args(
         cache_implementation=None,
         use_transformers_continuous_batching=False,
         use_transformers_paged=False,
-        chat_template_kwargs=None,  # prompts are rendered strings (grpo_repro.data.prompts)
+        chat_template_kwargs=None,  # prompts are rendered strings (grpo_repro.data.sets)
         use_vllm=train.use_vllm,
         # colocate: vLLM inside each training process | server: the job's vLLM server on its own
         # GPU (grpo_repro.train.vllm_server), which generates for every process (TRL's main

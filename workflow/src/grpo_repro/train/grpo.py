@@ -66,7 +66,8 @@ def build_trainer(
     data = Dataset.from_dict(
         {"prompt": [r["prompt"] for r in records], "gold": [r["gold"] for r in records]}
     )
-    from grpo_repro.train.fast import FastGRPOTrainer, PaperGRPOTrainer  # TRL: only here
+    from grpo_repro.train.fast import FastGRPOTrainer  # TRL: only here
+    from grpo_repro.train.trainer import PaperGRPOTrainer
 
     trainer_cls = PaperGRPOTrainer if fast is None else FastGRPOTrainer
     model.train()
@@ -82,7 +83,7 @@ def build_trainer(
             **({} if fast is None else {"fast_options": fast}),
         )
     trainer.paper_eps = extra["smoothing_eps"]
-    if "kl_weights" in extra:  # the two-KL loss (grpo_repro.train.two_kl); None: TRL's
+    if "kl_weights" in extra:  # the two-KL loss (grpo_repro.train.trainer.two_kl_loss); None: TRL's
         trainer.kl_weights = tuple(extra["kl_weights"])
     return trainer, args, extra
 

@@ -13,17 +13,16 @@ position_ids). Autograd sums the gradients of the G uses of a prompt. Mathematic
 float rounding differs (~1e-6 on log-probs; tests/unit/train/test_fast.py).
 
 The scored logits are TRL's fused LM head's (trl/trainer/utils.py `add_fused_lm_head`;
-grpo_repro.train.scored_logits.score_tokens): under autocast (train.bf16) the head IS TRL's kernel
+`score_tokens`): under autocast (train.bf16) the head IS TRL's kernel
 (projection in the autocast dtype, upcast; float32 accumulation of the gradient products); in
-float32 a log_softmax of the logits over the temperature, equal to round-off.
+float32 a log_softmax of the logits over the temperature, equal to round-off. The architectures
+the fast step takes have no logit scale and no final-logit softcapping; a float32 LM head under
+autocast and an entropy bonus take TRL's path (grpo_repro.train.fast).
 Architectures other than CHECKED_MODEL_TYPES are not computed here (`refusal`): the trainer falls
 back to TRL's path and logs why.
 """
 
 from __future__ import annotations
-
-# score_tokens is looked up here at call time: tests swap shared_logps.score_tokens for a spy
-from grpo_repro.train.scored_logits import score_tokens
 
 PACKED_ATTN = "grpo_repro_packed_completions"
 #: model types whose shared-prefix log-probs are checked against TRL's (tests/unit/train/test_fast*.py)
@@ -203,3 +202,37 @@ def shared_prefix_logps(
     if compute_entropy:
         out_ent = out_ent.to(ent.dtype).masked_scatter(full_valid, ent)
     return out_logps, out_ent
+
+
+#: tokens per chunk of TRL's kernel (TRL 1.16's own chunk size: the same float order as TRL's
+#: log-probs; a constant here, not TRL's private one)
+CHUNK_TOKENS = 32768
+
+
+def score_tokens(lm_head, hidden, targets, temperature=1.0, compute_entropy=False):
+    """(log-prob of each target, entropy or None, without gradient) of the next-token
+    distributions of `hidden` (N, H) as TRL's fused LM head computes them. Under autocast this IS
+    TRL's kernel (trl.kernels.ChunkedLogProbFunction, called as add_fused_lm_head calls it): logits
+    projected in the autocast dtype and upcast, gradient products accumulated in float32
+    (bf16-rounded products bias training, chunked_logprob.py `_addmm_fp32`; autograd through a bf16
+    linear would round them). In float32 without autocast: log_softmax of the logits over the
+    temperature (the same to round-off)."""
+    import torch
+
+    if torch.is_autocast_enabled(hidden.device.type):
+        from trl.kernels import ChunkedLogProbFunction
+
+        outputs = ("log_probs", "entropy") if compute_entropy else ("log_probs",)
+        args = (targets, temperature, CHUNK_TOKENS, None, 1.0, outputs)
+        lp, ent = ChunkedLogProbFunction.apply(hidden, lm_head.weight, lm_head.bias, *args)[:2]
+        return lp, (None if ent is None else ent.detach())
+    logits = lm_head(hidden).float()
+    if temperature != 1.0:
+        logits = logits / temperature
+    logp_all = torch.log_softmax(logits, dim=-1)
+    lp = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    ent = None
+    if compute_entropy:  # a metric
+        with torch.no_grad():
+            ent = -(logp_all.exp() * logp_all).sum(-1)
+    return lp, ent

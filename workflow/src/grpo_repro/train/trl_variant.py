@@ -10,7 +10,7 @@ its TRL settings (`trl_settings`):
 |                        |             | mixup alpha 1, sync every step                         |
 | two_kl                 | True        | KL to pi_ref (no sync) and to the sampling policy,     |
 |                        |             | weights kl_weights(train.two_kl_alpha) (Lemma 2, Thm 9:|
-|                        |             | grpo_repro.train.two_kl)                               |
+|                        |             | grpo_repro.train.trainer)                              |
 | mean_only              | False       | scale_rewards group (or the paper's eq. 4)             |
 | mean_only              | True        | A = r - p (Dr. GRPO): scale_rewards none               |
 
@@ -37,7 +37,7 @@ def trl_settings(variant: str, advantage: str, alpha: float | None = None) -> di
     two-KL variants.
 
     `paper_advantage` is not a TRL field: it switches on the eq. (4) rescaling of PaperGRPOTrainer;
-    `kl_weights` (two-KL variants only, no key otherwise) the loss of grpo_repro.train.two_kl.
+    `kl_weights` (two-KL variants only, no key otherwise) the loss of grpo_repro.train.trainer.two_kl_loss.
     """
     v = reg.get(variant, key="config key variants")
     sync = v.prev_anchored  # the anchor is the policy that sampled the batch
