@@ -94,7 +94,7 @@ def word_level_qwen2(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def bpe(tmp_path_factory):
-    from grpo_repro.data.bpe import build_bpe_tokenizer
+    from grpo_repro.data.prepare import build_bpe_tokenizer
     from grpo_repro.data.sets import format_prompt
 
     rows = [json.loads(x) for x in (ROOT / "workflow/resources/gsm8k/train.jsonl").open()][:200]

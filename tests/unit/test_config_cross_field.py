@@ -1,4 +1,4 @@
-"""Configuration cross-field rules (grpo_repro.config_checks, grpo_repro.config_layout): what one
+"""Configuration cross-field rules (grpo_repro.config_checks, grpo_repro.config_checks): what one
 key allows depends on another (the organism and sampling levers, a built model's tokenizer, the
 training batch layout of both vLLM modes, the vLLM platform, speed-only keys); each refusal names
 the key, file and line."""

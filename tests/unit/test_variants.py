@@ -16,7 +16,7 @@ from grpo_repro.dynamics import maps as dyn
 from grpo_repro.dynamics import oracle as orc
 from grpo_repro.dynamics import oracle_sgd as osg
 from grpo_repro.dynamics import prediction as prd
-from grpo_repro.figures import compute_maps, compute_oracle
+from grpo_repro.figures import compute, compute_oracle
 from grpo_repro.fixed_point import compare, runs
 from grpo_repro.report import overlay
 from grpo_repro.report import overlay as ovr
@@ -154,9 +154,7 @@ def test_overlay_has_no_two_kl_prediction():
 
 def test_figures_report_and_fixed_point_stage_pick_it_up(toy, default_config):
     fig = default_config["figures"]
-    dyn_df = compute_maps.variant_dynamics({**fig, "variant_beta": [2.0], "variant_p_ref": [0.3]})[
-        "csv"
-    ]
+    dyn_df = compute.variant_dynamics({**fig, "variant_beta": [2.0], "variant_p_ref": [0.3]})["csv"]
     assert list(dyn_df.variant.unique()[:5]) == ["grpo", "mirror", "dr_grpo", "mirror_dr", toy]
     a, b = (dyn_df[dyn_df.variant == v].p.to_numpy() for v in (toy, TWIN))
     assert np.array_equal(a, b)

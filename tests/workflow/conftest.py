@@ -33,7 +33,7 @@ def report_workflow(tmp_path_factory):
     """The workflow copy, its report stage run on fabricated upstream outputs."""
     import yaml
 
-    from grpo_repro.train.schedule import checkpoint_steps
+    from grpo_repro.train.run_settings import checkpoint_steps
 
     tmp = tmp_path_factory.mktemp("wf")
     copy_workflow(tmp)

@@ -221,7 +221,6 @@ def test_plot_rules_do_not_depend_on_compute_code():
         if "_plot" in r["name"]:
             assert not code & {
                 "compute.py",
-                "compute_maps.py",
                 "compute_oracle.py",
                 "amplification.py",
                 "overlay.py",

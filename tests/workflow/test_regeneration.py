@@ -66,9 +66,7 @@ def test_restyle_reruns_every_plot_and_no_compute(report_workflow):
     with _edited(report_workflow / "workflow/src/grpo_repro/style.py"):  # the shared plot style
         assert _pending(report_workflow) == figures | FIXED_POINT_PLOT | LANDING
     with _edited(report_workflow / "workflow/src/grpo_repro/report/plots.py"):
-        assert _pending(report_workflow) == figures - {"report_plot_training"} - TEMPERATURE_PLOTS
-    with _edited(report_workflow / "workflow/src/grpo_repro/report/plot_training.py"):
-        assert _pending(report_workflow) == {"report_plot_training"}
+        assert _pending(report_workflow) == figures - TEMPERATURE_PLOTS
     with _edited(report_workflow / "workflow/src/grpo_repro/report/plot_temperature.py"):
         assert _pending(report_workflow) == TEMPERATURE_PLOTS | LANDING
 

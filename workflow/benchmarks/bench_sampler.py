@@ -152,7 +152,7 @@ def main(argv=None) -> dict:
 
     from grpo_repro.sampler.hf import HFSampler
     from grpo_repro.sampler.params import SamplingParams, eos_ids
-    from grpo_repro.seeds import derive_seed
+    from grpo_repro.stats import derive_seed
 
     torch.set_num_threads(args.threads)
     model, tok, desc = load_model(args.model)

@@ -40,15 +40,14 @@ import torch
 
 from grpo_repro import config as cfg
 from grpo_repro.data import sets as data
-from grpo_repro.data.bpe import build_bpe_tokenizer
 from grpo_repro.data.gsm8k import load_gsm8k
+from grpo_repro.data.prepare import build_bpe_tokenizer
 from grpo_repro.evaluate.job import run_eval_job
 from grpo_repro.io import write_json, write_jsonl
 from grpo_repro.models import load_policy, save_policy
 from grpo_repro.rehearsal import EXCERPT
 from grpo_repro.train.grpo import train
-from grpo_repro.train.run_settings import grpo_run
-from grpo_repro.train.schedule import checkpoint_steps
+from grpo_repro.train.run_settings import checkpoint_steps, grpo_run
 
 #: Qwen2.5-0.5B(-Instruct)'s published config.json: hidden, layers, heads, KV heads, ffn, vocabulary
 QWEN25_05B = [896, 24, 14, 2, 4864, 151936]

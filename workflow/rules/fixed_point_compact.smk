@@ -2,7 +2,7 @@
 its own, beside those it shares with the named studies (fixed_point.smk: training, pi_ref's
 evaluation, KL, comparison, figure). The evaluation of its checkpoints (fixed_point.compact's
 steps), and the resampling that says how finely it resolves the law of Thm 2-3 at finite G
-(grpo_repro.fixed_point.resolution).
+(grpo_repro.fixed_point.aggregate).
 """
 
 from grpo_repro.fixed_point import runs as fp_runs
@@ -19,7 +19,7 @@ use rule fixed_point_evaluate as fixed_point_evaluate_compact with:
 
 rule fixed_point_resolution:
     """Study compact: how finely it resolves p*_G's gap against the better baseline, by resampling
-    its prompts and samples at its own and smaller counts (grpo_repro.fixed_point.resolution)."""
+    its prompts and samples at its own and smaller counts (grpo_repro.fixed_point.aggregate)."""
     input:
         prompts=f"{P.fp_compact_dir}/data/prompts.csv",
         code=code("fixed_point_resolution.py"),

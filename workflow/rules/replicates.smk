@@ -5,7 +5,7 @@ it, replicates.variants are trained with every GRPO seed of train.seeds and eval
 checkpoint and pi_ref, every temperature of eval.temperatures) exactly as the default graph does,
 by the same rules (`use rule`) under results/replicates/seed_{rep}/. results/replicates/summary.md
 puts every replicate (the default graph's pi_ref, `seed`, included) side by side
-(grpo_repro.report.replicates.replicate_table). The built organism only.
+(grpo_repro.report.temperature.replicate_table). The built organism only.
 """
 
 from grpo_repro import config as cfg

@@ -1,18 +1,18 @@
 """Rule fixed_point_resolution (stage fixed_point, Thm 2-3 at finite G): the compact study's
 p*_G gap against the better baseline, resampled at its own and smaller sample and prompt counts
-(grpo_repro.fixed_point.resolution)."""
+(grpo_repro.fixed_point.aggregate)."""
 
 import pandas as pd
 
 from grpo_repro import io
-from grpo_repro.fixed_point import resolution
+from grpo_repro.fixed_point import aggregate
 
 
 def main(sm) -> None:
     io.log_to(sm.log[0])
     p = sm.params
     prompts = pd.read_csv(sm.input.prompts, dtype={"prompt_id": str})
-    table = resolution.resolution_table(
+    table = aggregate.resolution_table(
         prompts, p.eps, p.samples, p.prompts, n_resamples=p.n_resamples, seed=p.seed
     )
     io.write_csv(sm.output.csv, table)

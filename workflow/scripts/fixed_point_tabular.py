@@ -1,11 +1,11 @@
 """Rule fixed_point_tabular (stage fixed_point, study factors' tabular control): the same sampled
 GRPO update on a free per-prompt policy, from each prompt's measured p_ref, for every variant of
-fixed_point.runs at sweep_beta (grpo_repro.fixed_point.tabular)."""
+fixed_point.runs at sweep_beta (grpo_repro.fixed_point.compare)."""
 
 import pandas as pd
 
 from grpo_repro import io
-from grpo_repro.fixed_point import tabular
+from grpo_repro.fixed_point import compare
 
 
 def main(sm) -> None:
@@ -13,7 +13,7 @@ def main(sm) -> None:
     p = sm.params
     ref = pd.read_csv(sm.input.ref, dtype={"prompt_id": str})
     parts = [
-        tabular.control(ref, variant, p.beta, p.eps, p.G, p.mu, p.clip_eps, p.lr, p.n_iter, p.seed)
+        compare.control(ref, variant, p.beta, p.eps, p.G, p.mu, p.clip_eps, p.lr, p.n_iter, p.seed)
         for variant in p.variants
     ]
     out = pd.concat(parts, ignore_index=True)

@@ -1,10 +1,10 @@
 """Rule replicates_summary (named target replicates): every replicate of pi_ref's best-vs-best
-comparison side by side (grpo_repro.report.replicates.replicate_table)."""
+comparison side by side (grpo_repro.report.temperature.replicate_table)."""
 
 import pandas as pd
 
 from grpo_repro import io
-from grpo_repro.report import replicates as tp
+from grpo_repro.report import temperature as tp
 
 
 def main(sm) -> None:

@@ -1,8 +1,8 @@
 """Rule report_training (stage report): the training curves' data from every run's TRL log
-(grpo_repro.report.training)."""
+(grpo_repro.report.tables)."""
 
 from grpo_repro import io
-from grpo_repro.report.training import training_frame
+from grpo_repro.report.tables import training_frame
 
 
 def main(sm) -> None:

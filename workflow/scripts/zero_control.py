@@ -11,8 +11,7 @@ from pathlib import Path
 
 from grpo_repro import gpus, io, zero
 from grpo_repro.preflight import check_device
-from grpo_repro.train.run_settings import GRPORun
-from grpo_repro.train.schedule import checkpoint_steps
+from grpo_repro.train.run_settings import GRPORun, checkpoint_steps
 
 
 def main(sm) -> None:

@@ -7,9 +7,15 @@ import json
 
 import pytest
 
-from grpo_repro.data.bpe import DEFAULT_SYSTEM, IM_END, IM_START, PAD, build_bpe_tokenizer
 from grpo_repro.data.gsm8k import load_gsm8k
-from grpo_repro.data.prepare import prepare
+from grpo_repro.data.prepare import (
+    DEFAULT_SYSTEM,
+    IM_END,
+    IM_START,
+    PAD,
+    build_bpe_tokenizer,
+    prepare,
+)
 from grpo_repro.data.sets import read_prompts
 from grpo_repro.reward import is_correct
 from tests.helpers import ROOT, rehearsal

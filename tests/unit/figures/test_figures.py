@@ -13,7 +13,7 @@ from grpo_repro import config as cfgmod
 from grpo_repro import variants as reg
 from grpo_repro.config_checks import load_schema
 from grpo_repro.figures import compute as fd
-from grpo_repro.figures import compute_maps as fm
+from grpo_repro.figures import compute as fm
 from grpo_repro.figures import registry
 from grpo_repro.figures.registry import fig2_stem, fig5_stem, tag
 from tests.helpers import ROOT

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from grpo_repro.dynamics import prediction as pred
-from grpo_repro.fixed_point import aggregate, compare, resolution
+from grpo_repro.fixed_point import aggregate, compare
 from grpo_repro.fixed_point.runs import Run
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "fixed_point_compact"
@@ -42,7 +42,7 @@ def test_the_run_passes_its_check_with_h_g():
     assert row["ratio_G_hi"] < aggregate.AIM_RATIO, row  # ... decided by its interval
     assert row["gap_pred_G"] < row["gap_pred"] - 0.02  # h_G, not h, is what the plateau follows
     assert row["aim"] != aggregate.MISSED, row  # the gap's interval straddles 0.03 on this run
-    res = resolution.resolution_table(table, EPS, [], None, n_resamples=200)
+    res = aggregate.resolution_table(table, EPS, [], None, n_resamples=200)
     assert bool(res["resolved"].iloc[0]) and res["share_ratio"].iloc[0] > 0.9
 
 
@@ -50,5 +50,5 @@ def test_the_check_fails_with_the_population_map(population_map):
     table = prompts()
     (row,) = aggregate.summary_table(table, EPS, n_boot=200).to_dict("records")
     assert row["ratio_G"] >= aggregate.AIM_RATIO and row["aim"] == aggregate.MISSED, row
-    res = resolution.resolution_table(table, EPS, [], None, n_resamples=200)
+    res = aggregate.resolution_table(table, EPS, [], None, n_resamples=200)
     assert res["share_ratio"].iloc[0] < 0.1

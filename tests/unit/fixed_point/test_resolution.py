@@ -1,5 +1,5 @@
 """The compact study's check and its resampling (grpo_repro.fixed_point.aggregate,
-grpo_repro.fixed_point.resolution) on plateaus drawn at p*_G, the closed-form truth of Thm 2-3 at
+grpo_repro.fixed_point.aggregate) on plateaus drawn at p*_G, the closed-form truth of Thm 2-3 at
 finite G: the check passes with h_G's prediction and fails when the prediction is computed with
 the population map h (the check can fail)."""
 
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from grpo_repro.dynamics import prediction as pred
-from grpo_repro.fixed_point import aggregate, compare, resolution
+from grpo_repro.fixed_point import aggregate, compare
 from grpo_repro.fixed_point.runs import Run
 from tests.helpers.report_fixtures import counts_table
 
@@ -41,7 +41,7 @@ def test_plateaus_at_p_star_g_pass_the_check_and_are_resolved():
     (row,) = summary.to_dict("records")
     assert row["aim"] == aggregate.MET, row
     assert row["gap_pred_G"] <= 0.03 and row["gap_pred"] > row["gap_pred_G"] + 0.02
-    res = resolution.resolution_table(prompts, EPS, [50], [8], n_resamples=200)
+    res = aggregate.resolution_table(prompts, EPS, [50], [8], n_resamples=200)
     own = res[res["own"]].iloc[0]
     assert (own["samples"], own["prompts"]) == (400, 32) and own["resolved"]
     assert own["diff_lo"] > 0.05  # the better baseline ("stays") misses by far more
@@ -66,13 +66,13 @@ def test_the_check_fails_when_p_star_g_is_computed_with_the_population_map(monke
 @pytest.mark.parametrize("group_size, label", [("run", "p*_G"), (None, "p*")])
 def test_resolution_names_the_map_it_predicts_with(group_size, label):
     prompts, _ = check(*tables(n_prompts=16))
-    res = resolution.resolution_table(prompts, EPS, [], None, n_resamples=50, group_size=group_size)
+    res = aggregate.resolution_table(prompts, EPS, [], None, n_resamples=50, group_size=group_size)
     assert list(res["prediction"]) == [label] and bool(res["own"].iloc[0])
 
 
 @pytest.mark.parametrize("group_size", [G, None])
 def test_limits_iterated_once_per_distinct_p_ref_equal_the_whole_array(group_size, monkeypatch):
-    """resolution._limits iterates the map on the distinct resampled p_ref values only: the same
+    """aggregate._limits iterates the map on the distinct resampled p_ref values only: the same
     numbers, bit for bit, as iterating it on every element (boundaries 0 and 1 absorbing)."""
     prompts, _ = check(*tables(n_prompts=8))
     rng = np.random.default_rng(1)
@@ -85,7 +85,7 @@ def test_limits_iterated_once_per_distinct_p_ref_equal_the_whole_array(group_siz
         return real(p, *args, **kwargs)
 
     monkeypatch.setattr(pred, "orbit_limits", counted)
-    got = resolution._limits(p_ref, prompts, EPS, group_size)
+    got = aggregate._limits(p_ref, prompts, EPS, group_size)
     whole = real(np.clip(p_ref, 1e-9, 1 - 1e-9), BETA, EPS, n_iter=400, group_size=group_size)
     want = np.where((p_ref > 0) & (p_ref < 1), whole["last"], p_ref)
     assert np.array_equal(got, want)

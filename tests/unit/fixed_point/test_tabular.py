@@ -1,4 +1,4 @@
-"""The tabular control (grpo_repro.fixed_point.tabular) against the closed-form p*_G, the plateau
+"""The tabular control (grpo_repro.fixed_point.compare) against the closed-form p*_G, the plateau
 fluctuation (compare._fluct_var) against a known variance, and the control's lines in the
 factors summary both ways."""
 
@@ -7,14 +7,14 @@ import pandas as pd
 import pytest
 
 from grpo_repro.dynamics import prediction as pred
-from grpo_repro.fixed_point import compare, markdown, tabular
+from grpo_repro.fixed_point import compare, markdown
 
 REF = pd.DataFrame({"prompt_id": ["a", "b", "c", "z"], "p_hat": [0.3, 0.6, 0.8, 0.0]})
 
 
 @pytest.mark.parametrize("variant", ["grpo", "dr_grpo"])
 def test_free_policy_reaches_p_star_g_not_p_star(variant):
-    t = tabular.control(REF, variant, 2.0, 1e-5, 8, 2, 0.2, 0.03, 1200, 0)
+    t = compare.control(REF, variant, 2.0, 1e-5, 8, 2, 0.2, 0.03, 1200, 0)
     assert list(t["prompt_id"]) == ["a", "b", "c"]  # p_ref = 0: absorbing, left out
     assert np.abs(t["p_tabular"] - t["p_pred_G"]).max() < 0.02
     p_star = [float(pred.limit_from(p, 2.0, 1e-5, variant=variant)[1]) for p in t["p_ref"]]

@@ -260,7 +260,7 @@ def test_report_captions_render(config_file):
 
 
 def test_training_frame_reads_every_run(tmp_path):
-    from grpo_repro.report.training import training_frame
+    from grpo_repro.report.tables import training_frame
 
     logs = {}
     for run in ("grpo/seed_0", "grpo/seed_1"):

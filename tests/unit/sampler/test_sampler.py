@@ -11,7 +11,7 @@ from grpo_repro.evaluate.job import make_sampler
 from grpo_repro.sampler.attention import supports_shared_prefix
 from grpo_repro.sampler.hf import HFSampler
 from grpo_repro.sampler.params import SamplingParams, draw_tokens
-from grpo_repro.seeds import derive_seed
+from grpo_repro.stats import derive_seed
 from tests.helpers.tiny_lm import MICRO_PROMPTS, micro_policy
 
 torch.set_num_threads(1)

@@ -10,7 +10,6 @@ from grpo_repro.dynamics import finite_group as fg
 from grpo_repro.dynamics import kl_estimators as kle
 from grpo_repro.dynamics import maps as dyn
 from grpo_repro.theory import finite_group as tfg
-from grpo_repro.theory import finite_group_exact as tfg_exact
 from grpo_repro.theory.core import Context
 from grpo_repro.train import trl_variant
 from tests.unit.theory.mutants import _replace, _source
@@ -20,8 +19,8 @@ CHECKS = {
     "fg.omega_limit": tfg.omega_limit,
     "fg.dr_weights": tfg.dr_weights,
     "fg.dr_law": tfg.dr_law,
-    "fg.brute_force_weights": tfg_exact.brute_force,
-    "fg.oracle_stationary": tfg_exact.oracle_stationary,
+    "fg.brute_force_weights": tfg.brute_force,
+    "fg.oracle_stationary": tfg.oracle_stationary,
 }
 
 

@@ -9,8 +9,7 @@ import torch
 from grpo_repro import config as cfg
 from grpo_repro.train.args import grpo_args, per_device_batch
 from grpo_repro.train.checkpoints import complete_trl_checkpoint
-from grpo_repro.train.run_settings import grpo_run
-from grpo_repro.train.schedule import checkpoint_steps, total_steps
+from grpo_repro.train.run_settings import checkpoint_steps, grpo_run, total_steps
 from grpo_repro.train.trl_variant import paper_advantage, trl_settings
 from tests.helpers import ROOT
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from grpo_repro.train import vllm_server
-from grpo_repro.train.server_guard import GRACE_S
-from grpo_repro.train.vllm_server import ServerError, serve, server_command
+from grpo_repro.train.vllm_server import GRACE_S, ServerError, serve, server_command
 
 STANDIN = Path(__file__).resolve().parents[2] / "helpers" / "vllm_server_standin.py"
 

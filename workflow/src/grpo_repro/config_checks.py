@@ -1,7 +1,8 @@
 """The configuration's value checks (grpo_repro.config.check reports them with file and line):
 the JSON schema (schemas/config.schema.yaml: types, ranges, allowed names), keys renamed since,
-and the cross-field rules a schema cannot state (the fixed-point steps, the eval splits, and, from
-grpo_repro.config_layout, the data source's files and the batch arithmetic of both layouts).
+and the cross-field rules a schema cannot state (the fixed-point steps, the eval splits, the data
+source's files, the organism's problem space and model shape, and the batch arithmetic of both
+layouts).
 Each check returns (key path, message[, related key paths]); nothing here reads a file's lines.
 """
 
@@ -17,14 +18,6 @@ import jsonschema
 import yaml
 
 from grpo_repro import variants as reg
-from grpo_repro.config_layout import (
-    batch_errors,
-    data_source,
-    organism_errors,
-    size_errors,
-    source_errors,
-    vllm_errors,
-)
 
 SCHEMA_PATH = Path(str(resources.files("grpo_repro") / "schemas" / "config.schema.yaml"))
 
@@ -148,11 +141,10 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
         found.append((["organism", "min_steps"], "must be <= organism.max_steps"))
     data, model = config.get("data", {}), config.get("model", {})
     word_level = model.get("name_or_path") is None and org.get("tokenizer") == "word"
-    tokenizer_keys = [["data", "source"], ["organism", "tokenizer"]]
-    found += source_errors(data)
-    found += size_errors(data)
-    found += organism_errors(config)
-    src = data_source(data)
+    from grpo_repro.data.sources import SOURCES  # the data registry, read at load time only
+
+    src = SOURCES.get(data.get("source"))
+    found += data_errors(data, src) + organism_errors(config, src)
     if not src.word_level and word_level:
         found.append(
             (
@@ -161,7 +153,7 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 "path, or null with organism.tokenizer: bpe (a byte-level BPE the pipeline trains "
                 f"on the {src.title} training text); the organism's word-level "
                 f"vocabulary cannot read {src.title}",
-                tokenizer_keys,
+                [["data", "source"], ["organism", "tokenizer"]],
             )
         )
     if config.get("prompt", {}).get("template") == "chat" and word_level:
@@ -174,15 +166,17 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 [["organism", "tokenizer"], ["model", "name_or_path"]],
             )
         )
-    if "val" in config.get("eval", {}).get("splits", []) and not data.get("n_val"):
-        found.append(
-            (
-                ["eval", "splits"],
-                "holds val but data.n_val is 0 (no validation split): set data.n_val > 0 or "
-                "drop val from eval.splits",
-                [["data", "n_val"]],
-            )
+    ev = config.get("eval", {})
+    found += [
+        (
+            ["eval", key],
+            "holds val but data.n_val is 0 (no validation split): set data.n_val > 0 or "
+            f"drop val from eval.{key}",
+            [["data", "n_val"]],
         )
+        for key in ("splits", "temperature_splits")
+        if "val" in (ev.get(key) or []) and not data.get("n_val")
+    ]
     train = config.get("train", {})
     if train.get("save_steps", 1) > (train.get("max_steps") or float("inf")):
         found.append(
@@ -196,24 +190,13 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 "resumed from a checkpoint must start at a fresh generation batch",
             )
         )
-    found += batch_errors(train)
-    found += vllm_errors(config)
+    found += layout_errors(config)
     fp = config.get("fixed_point", {})
-    for name, change in {"": {}, **fp.get("factors", {})}.items():
-        mu = change.get("num_iterations", train.get("num_iterations", 1))
-        if fp.get("save_steps", 1) % mu:
-            where = ["fixed_point", "factors", name] if name else ["train", "num_iterations"]
-            found.append(
-                (["fixed_point", "save_steps"], f"must be a multiple of mu ({_dotted(where)})")
-            )
-    if 2 * fp.get("save_steps", 1) > fp.get("max_steps", 2):
-        found.append(
-            (
-                ["fixed_point", "save_steps"],
-                "at most half of fixed_point.max_steps: the "
-                "plateau is read from the last two checkpoints",
-            )
-        )
+    mu = {"train.num_iterations": train.get("num_iterations", 1)}
+    for name, change in fp.get("factors", {}).items():
+        if "num_iterations" in change:
+            mu[f"fixed_point.factors.{name}"] = change["num_iterations"]
+    found += plateau_errors(["fixed_point"], fp, mu)
     found += compact_errors(fp.get("compact"), train.get("num_iterations", 1))
     long = fp.get("long_steps")
     if long is not None and (long <= fp.get("max_steps", 0) or long % fp.get("save_steps", 1)):
@@ -236,11 +219,6 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     )
     if missing:
         found.append((["replicates", "variants"], f"{sorted(missing)} not in `variants`"))
-    ev = config.get("eval", {})
-    if not data.get("n_val") and "val" in (ev.get("temperature_splits") or []):
-        found.append(
-            (["eval", "temperature_splits"], "lists val but data.n_val is 0 (no val split)")
-        )
     if (ev.get("val_samples") or 0) > ev.get("samples", float("inf")):
         found.append(
             (
@@ -252,15 +230,30 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
     pool, n_train = data.get("train_pool"), data.get("n_train")
     if pool is not None and n_train is not None and pool > n_train:
         found.append((["data", "train_pool"], f"must be <= data.n_train ({n_train})"))
-    found += zero_errors(config)
+    if config.get("zero") and "test" not in ev.get("splits", []):  # grpo_repro.zero screens it
+        found.append((["zero"], "screens pi_ref's test table: eval.splits must hold test"))
     return found
 
 
-def zero_errors(config: dict) -> list:
-    """The zero-success study (grpo_repro.zero) screens pi_ref's test table."""
-    if config.get("zero") and "test" not in config.get("eval", {}).get("splits", []):
-        return [(["zero"], "screens pi_ref's test table: eval.splits must hold test")]
-    return []
+def plateau_errors(where: list, section: dict, mu: dict) -> list:
+    """The checkpoints of a fixed-point run kind (section at key path `where`): each at a fresh
+    generation batch (save_steps a multiple of every mu of `mu`, {its key: value}), and a plateau
+    read from the last two of them (save_steps at most half of max_steps)."""
+    save, found = section.get("save_steps", 1), []
+    found += [
+        ([*where, "save_steps"], f"must be a multiple of {key} ({m}): checkpoints at fresh batches")
+        for key, m in mu.items()
+        if save % m
+    ]
+    if 2 * save > section.get("max_steps", 2):
+        found.append(
+            (
+                [*where, "save_steps"],
+                f"at most half of {_dotted([*where, 'max_steps'])}: the plateau is read from the "
+                "last two checkpoints",
+            )
+        )
+    return found
 
 
 def compact_errors(c: dict | None, mu: int) -> list:
@@ -268,18 +261,140 @@ def compact_errors(c: dict | None, mu: int) -> list:
     and a run kind with an interior fixed point (anchored on pi_ref: Thm 2-3; mirror has none)."""
     if not c:
         return []
-    where, found = ["fixed_point", "compact"], []
-    if c["save_steps"] % mu:
-        found.append(([*where, "save_steps"], f"must be a multiple of train.num_iterations ({mu})"))
-    if 2 * c["save_steps"] > c["max_steps"]:
-        found.append(
-            (
-                [*where, "save_steps"],
-                "at most half of fixed_point.compact.max_steps: the plateau is read from the "
-                "last two checkpoints",
-            )
-        )
+    where = ["fixed_point", "compact"]
+    found = plateau_errors(where, c, {"train.num_iterations": mu})
     variant = c["run"].split("/")[0]
     if reg.plateau_base(variant) is None:
         found.append(([*where, "run"], f"{variant} has no interior fixed point (Thm 5)"))
+    return found
+
+
+def data_errors(data: dict, src) -> list[tuple]:
+    """Keys the data source `src` (grpo_repro.data.sources.SOURCES[data.source]) cannot honour:
+    a local path set for a source that reads no such file (the organism generates its problems),
+    which would be ignored (an overlay applied without its base does this: an overlay of
+    config/paper.yaml giving local GSM8K files, over config/config.yaml's organism); data.n_train or
+    data.n_test null on a source that generates its problems: null means "the whole split" of a
+    file source (GSM8K), but a generated source has no whole split to take, and would silently
+    produce none (an empty headline split)."""
+    found = [
+        (
+            ["data", key],
+            f"is set, but data.source {src.name} reads no local file (its keys: "
+            f"{', '.join(f'data.{k}' for k in src.path_keys.values()) or 'none'}): set "
+            "data.source to a source that reads it (gsm8k), or this key to null (an overlay of "
+            "config/paper.yaml applies on top of it: --configfile config/paper.yaml mine.yaml)",
+            [["data", "source"]],
+        )
+        for key in ("train_path", "test_path")
+        if data.get(key) is not None and key not in src.path_keys.values()
+    ]
+    return found + [
+        (
+            ["data", key],
+            f"is null, but data.source {src.name} generates its problems: null means the whole "
+            "split of a file source only; give the number of problems to generate",
+            [["data", "source"]],
+        )
+        for key in ("n_train", "n_test")
+        if src.generate is not None and key in data and data[key] is None
+    ]
+
+
+def layout_errors(config: dict) -> list[tuple]:
+    """The batch layout of GRPO training (grpo_repro.train.args.per_device_batch), in both
+    train.vllm_mode layouts: the prompts_per_step x G completions of an optimizer step split into
+    whole groups of G per training process and micro-step over train.devices processes x
+    train.grad_accum micro-steps, i.e. prompts_per_step is a multiple of devices x grad_accum
+    (the paper: 28 prompts = 7 devices x 4 micro-steps, 16 completions per device). The vLLM
+    server of vllm_mode server runs on an extra GPU and is not a training process, and needs
+    train.use_vllm and CUDA: vLLM's CPU backend (vllm.platform: cpu) generates in colocate mode
+    only, since server mode's weight sync (TRL's VLLMClient.init_communicator, vLLM's
+    weight-transfer backends) needs CUDA devices."""
+    found, train = [], config.get("train", {})
+    g = train.get("num_generations", 2)
+    prompts, accum, devices = (
+        train.get(k, 1) for k in ("prompts_per_step", "grad_accum", "devices")
+    )
+    server = train.get("use_vllm") and train.get("vllm_mode") == "server"
+    if prompts % (accum * devices):
+        extra = " (the vLLM server's GPU of vllm_mode server is extra, not one of them)"
+        found.append(
+            (
+                ["train", "prompts_per_step"],
+                f"{prompts} prompts x {g} completions (num_generations) do not split into whole "
+                f"groups of {g} per training process and micro-step over train.devices={devices} "
+                f"processes{extra if server else ''} x train.grad_accum={accum} micro-steps: "
+                f"prompts_per_step must be a multiple of devices x grad_accum = {accum * devices}",
+                [["train", "devices"], ["train", "grad_accum"]],
+            )
+        )
+    if train.get("vllm_mode") == "server" and not train.get("use_vllm"):
+        found.append(
+            (
+                ["train", "vllm_mode"],
+                "server starts a vLLM server on an extra GPU for generation, but train.use_vllm "
+                "is false (the training processes generate themselves): set train.use_vllm: true, "
+                "or train.vllm_mode: colocate",
+                [["train", "use_vllm"]],
+            )
+        )
+    on_cpu = config.get("vllm", {}).get("platform") == "cpu"
+    if on_cpu and server:
+        found.append(
+            (
+                ["train", "vllm_mode"],
+                "server needs GPUs, and vllm.platform is cpu: the trainer sends the weights to the "
+                "server over NCCL (TRL's VLLMClient.init_communicator, CUDA only); set "
+                "train.vllm_mode: colocate (a vLLM engine inside the training process) on a CPU, "
+                "or vllm.platform: cuda on a GPU node",
+                [["vllm", "platform"], ["train", "use_vllm"]],
+            )
+        )
+    return found
+
+
+ORGANISM_SIZES = (("data", "n_train"), ("data", "n_val"), ("data", "n_test"), ("organism", "n_sft"))
+
+
+def organism_errors(config: dict, src) -> list[tuple]:
+    """What the organism's jobs would refuse, known at load: more distinct problems asked of the
+    generator (data.n_train + n_val + n_test + organism.n_sft, data_prepare) than its problem
+    space holds (grpo_repro.data.organism.problem_space: min_steps, max_steps, max_operand,
+    max_value, dedup), and a model shape transformers refuses (train_reference: the hidden size a
+    multiple of the heads, an even head size for the rotary embedding). A run whose data_prepare
+    then failed would lose the finished results/data/ tree (Snakemake removes a job's outputs
+    before it runs)."""
+    from grpo_repro.data.organism import SPACE_SHARE, TaskSpec, problem_space
+
+    org, found = config.get("organism", {}), []
+    hidden, heads = org.get("hidden", 2), org.get("heads", 1)
+    if hidden % heads or (hidden // heads) % 2:
+        found.append(
+            (
+                ["organism", "hidden"],
+                f"{hidden} over organism.heads = {heads} heads must give a whole, even head size "
+                "(transformers' attention and rotary embedding refuse it)",
+                [["organism", "heads"]],
+            )
+        )
+    if src.generate is None or org.get("min_steps", 1) > org.get("max_steps", 1):
+        return found
+    knobs = ("min_steps", "max_steps", "max_operand", "max_value")
+    spec = TaskSpec(*(org[k] for k in knobs))
+    space = problem_space(spec, org.get("dedup", "question"))
+    asked = sum(int(config.get(sec, {}).get(key) or 0) for sec, key in ORGANISM_SIZES)
+    if asked > SPACE_SHARE * space:
+        found.append(
+            (
+                ["organism", "max_steps"],
+                f"the generator has {space} distinct problems at organism.min_steps "
+                f"{spec.min_steps}, max_steps {spec.max_steps}, max_operand {spec.max_operand}, "
+                f"max_value {spec.max_value} (dedup {org.get('dedup', 'question')}), and "
+                f"data.n_train + n_val + n_test + organism.n_sft ask for {asked}, more than "
+                f"{SPACE_SHARE:.0%} of them: allow more steps or larger numbers, or ask for fewer",
+                [["organism", k] for k in (*knobs, "dedup", "n_sft")]
+                + [list(k) for k in ORGANISM_SIZES[:3]],
+            )
+        )
     return found

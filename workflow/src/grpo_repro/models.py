@@ -27,7 +27,7 @@ ORGANISM_MARKER = "organism.json"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 GENERIC_TOKENIZER = "PreTrainedTokenizerFast"
 #: Qwen2 / Qwen2.5 pre-tokenisation regex (tokenizer.json of Qwen/Qwen2.5-0.5B-Instruct): a
-#: byte-level BPE split by it is Qwen2Tokenizer's (grpo_repro.data.bpe builds the organism's)
+#: byte-level BPE split by it is Qwen2Tokenizer's (grpo_repro.data.prepare builds the organism's)
 QWEN2_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
     r"|\s*[\r\n]+|\s+(?!\S)|\s+"

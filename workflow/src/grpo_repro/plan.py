@@ -1,6 +1,6 @@
 """What a run will do and cost, before it starts (Sec. 6 at the configuration's sizes): per stage the
 optimizer steps, checkpoints, completions sampled, tokens, checkpoint disk and GPU-hours, computed
-from the configuration by the functions that schedule the run (grpo_repro.train.schedule, the
+from the configuration by the functions that schedule the run (grpo_repro.train.run_settings, the
 evaluation tasks of grpo_repro.evaluate.tasks, the run tables of grpo_repro.runs and
 grpo_repro.fixed_point.runs, the `gpu` resources of grpo_repro.gpus), and a throughput table.
 
@@ -66,7 +66,7 @@ def _eval_work(tasks, prompts: dict, ecfg: dict) -> tuple[int, int]:
 
 def _train_stage(name, train: dict, n_prompts: int, runs: int, gpus: int, rate, params) -> Stage:
     """The training of `runs` GRPO runs of `train` settings over `n_prompts` prompts."""
-    from grpo_repro.train.schedule import checkpoint_steps
+    from grpo_repro.train.run_settings import checkpoint_steps
 
     steps = checkpoint_steps(train, n_prompts)
     total = steps[-1]

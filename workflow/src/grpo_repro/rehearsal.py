@@ -148,7 +148,7 @@ def _model(config: dict, cache: Path, repo_id: str, revision: str | None) -> Pat
     revision pinned by its commit hash gets no refs/main (huggingface_hub writes a ref only for a
     branch or tag), so a reader that forgets the revision fails here as on a cluster; unpinned,
     refs/main names the snapshot."""
-    from grpo_repro.data.bpe import build_bpe_tokenizer
+    from grpo_repro.data.prepare import build_bpe_tokenizer
     from grpo_repro.models import save_policy
     from grpo_repro.train.sft import organism_model
 

@@ -8,9 +8,14 @@
 * `crossed_bootstrap_ci` / `crossed_bootstrap_means`: seeds x prompts, both resampled.
 * `pass_at_k`: the unbiased pass@k of Chen et al. (2021) per prompt (the temperature sweep's and
   the zero study's).
+* `derive_seed`: seeds derived from names (every stage's random draws), stable across processes
+  and Python versions.
 """
 
 from __future__ import annotations
+
+import hashlib
+import json
 
 import numpy as np
 
@@ -99,3 +104,11 @@ def pass_at_k(n, c, k: int) -> np.ndarray:
             1.0 if ni - ci < k else 1.0 - np.prod(1.0 - k / np.arange(ni - ci + 1, ni + 1))
         )
     return out
+
+
+def derive_seed(*parts) -> int:
+    """A 63-bit seed from any JSON-serialisable parts, e.g. derive_seed(0, "grpo", 60, "test", "test_00001").
+
+    sha256 of the JSON list of the parts: stable across processes and Python versions (unlike hash())."""
+    blob = json.dumps(list(parts), sort_keys=True, default=str, separators=(",", ":")).encode()
+    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") & (2**63 - 1)

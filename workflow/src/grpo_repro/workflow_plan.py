@@ -21,7 +21,7 @@ from grpo_repro.report.registry import active as active_plots
 from grpo_repro.report.tables import eval_entries
 from grpo_repro.report.temperature import entries as temperature_entries
 from grpo_repro.runs import REF, REPLICATE_ROOT, Tree, grpo_runs, replicate_variants
-from grpo_repro.train.schedule import checkpoint_steps
+from grpo_repro.train.run_settings import checkpoint_steps
 
 #: the report stage's compute rules (its plot rules come from grpo_repro.report.registry.PLOTS)
 REPORT_COMPUTE = [

@@ -33,7 +33,7 @@ from grpo_repro import io
 from grpo_repro.evaluate.scoring import build_table, score_chunk
 from grpo_repro.provenance import versions
 from grpo_repro.sampler.params import SamplingParams
-from grpo_repro.seeds import derive_seed
+from grpo_repro.stats import derive_seed
 
 
 def prompt_seeds(records, seed: int, run: str, step: int, split: str) -> list[int]:

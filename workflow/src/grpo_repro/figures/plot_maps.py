@@ -2,7 +2,7 @@
 diagram with every 2-cycle (Thm 6), the PoS recurrences of every variant (Thm 2, 5, 9, Sec. 5) and
 the finite group size of docs/theory.md Sec. 8 (Omega/Omega_G over p; p*_G vs p* over p_ref).
 
-Each function reads only CSV files written by grpo_repro.figures.compute_maps and
+Each function reads only CSV files written by grpo_repro.figures.compute and
 writes PNG + PDF through grpo_repro.style; restyling never recomputes data.
 """
 

@@ -117,7 +117,7 @@ FAMILIES = (
         "fixed_point_map",
         "Beyond the paper (Thm 2, 3, 6): all fixed points over a (beta, p_ref) "
         "grid; per cell the number of fixed points / 2-cycles and where the orbit from p_ref ends.",
-        "compute_maps:fixed_point_map",
+        "compute:fixed_point_map",
         {"fixed_points": "fixed_points", "summary": "fixed_point_summary"},
         ("eps", "map_beta", "map_p_ref", "map_n_grid", "bif_burn_in", "bif_keep"),
         "plot_maps:plot_fixed_point_map",
@@ -130,7 +130,7 @@ FAMILIES = (
         "bifurcation",
         "Beyond the paper (Thm 6): attractor after burn-in over beta, fixed points and "
         "every 2-cycle (the paper's 'divergent' example beta=5, p_ref=0.001, eps=1e-5).",
-        "compute_maps:bifurcation",
+        "compute:bifurcation",
         {
             "attractor": "bifurcation",
             "fixed_points": "bifurcation_fixed_points",
@@ -146,7 +146,7 @@ FAMILIES = (
         "variant_dynamics",
         "Thm 2, 5, 9, Sec. 5: PoS recurrences of GRPO, Mirror, Dr., Mirror Dr. "
         "and two-KL GRPO from the same p_ref.",
-        "compute_maps:variant_dynamics",
+        "compute:variant_dynamics",
         {"csv": "variant_dynamics"},
         ("eps_dynamics", "n_iter", "variant_beta", "variant_p_ref", "two_kl_alpha"),
         "plot_maps:plot_variant_dynamics",
@@ -158,7 +158,7 @@ FAMILIES = (
         "omega_group",
         "docs/theory.md Sec. 8: expected weights at a finite group size, each group "
         "whitened by its own mean and spread: Omega_G and Omega/Omega_G over p for every G.",
-        "compute_maps:omega_group",
+        "compute:omega_group",
         {"csv": "omega_group"},
         ("eps_dynamics", "omega_g_sizes"),
         "plot_maps:plot_omega_group",
@@ -170,7 +170,7 @@ FAMILIES = (
         "p_star_group",
         "docs/theory.md Sec. 8: the fixed point reached from p_ref at a finite group size "
         "(p*_G of h_G) vs the population p* of h, for GRPO and Dr. GRPO, over p_ref.",
-        "compute_maps:p_star_group",
+        "compute:p_star_group",
         {"csv": "p_star_group"},
         ("eps_dynamics", "p_star_g_sizes", "p_star_g_beta", "p_star_g_p_ref"),
         "plot_maps:plot_p_star_group",

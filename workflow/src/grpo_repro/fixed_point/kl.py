@@ -91,7 +91,7 @@ def kl_table(
     from grpo_repro.reward import is_correct
     from grpo_repro.sampler.hf import HFSampler
     from grpo_repro.sampler.params import SamplingParams
-    from grpo_repro.seeds import derive_seed
+    from grpo_repro.stats import derive_seed
 
     policy, tok = load_policy(policy_dir, device=device)
     ref, _ = load_policy(ref_dir, device=device)

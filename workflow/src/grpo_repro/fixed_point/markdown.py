@@ -5,7 +5,7 @@ summary.md, every study). The cells' number formats grpo_repro.cells.
 
 The sections that belong to one study: the groups study's order of the plateaus by G against p*_G's (Thm 2-3 at finite group size),
 the factors study's one-setting-at-a-time changes and long runs, and the tabular control
-(fixed_point.tabular) beside the language model's base run.
+(compare.control) beside the language model's base run.
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ def factor_lines(summary: pd.DataFrame) -> list[str]:
 
 
 def tabular_lines(tabular: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
-    """The tabular control (fixed_point.tabular) beside the language model's base run of the same
+    """The tabular control (fixed_point.compare) beside the language model's base run of the same
     variant and beta: the gap the update leaves by itself, and what the model adds."""
     out = []
     for (variant, beta), t in tabular.groupby(["variant", "beta"], sort=False):

@@ -18,7 +18,7 @@ parsed. Three studies, each a named target, and the compact study of the default
   fixed_point.factors at sweep_beta, with the first seed, beside main's base runs (every kind of
   fixed_point.runs at sweep_beta); when fixed_point.long_steps is set, each of those trained
   long_steps steps (does doubling the steps move the plateau?); and the tabular control
-  (grpo_repro.fixed_point.tabular: the same update on a free per-prompt policy);
+  (grpo_repro.fixed_point.compare: the same update on a free per-prompt policy);
 - compact (`snakemake -c2`, unless fixed_point.compact is null): fixed_point.compact's run kind at
   its beta and seeds, trained its max_steps with checkpoints every save_steps, each checkpoint
   sampled `samples` times (the law in minutes: most of the way to the plateau is covered early).

@@ -1,7 +1,7 @@
 """The fixed-point law in the summary and on the landing page (Thm 2-3 at finite group size G: each
 training prompt's plateau at p*_G of h_G, above p_ref): the compact study of the default graph
 (fixed_point.compact), from its summary row (grpo_repro.fixed_point.aggregate.summary_table) and
-its resampling (grpo_repro.fixed_point.resolution) only.
+its resampling (grpo_repro.fixed_point.aggregate) only.
 
 `section` is results/summary.json's `fixed_point` (None without the compact study); `markdown` its
 summary.md section; `landing` its lines on the report's landing page, beside the amplification

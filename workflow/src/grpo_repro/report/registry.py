@@ -41,7 +41,7 @@ PLOTS = (
         "training",
         "Training reward, KL, entropy, completion length, clip ratio per step, every run.",
         {"training": "report/data/training.csv"},
-        "plot_training:draw_training",
+        "plots:draw_training",
         (("training_curves", "training_curves.rst", "Training curves", "training curves"),),
         per_split=False,
         stage="train",

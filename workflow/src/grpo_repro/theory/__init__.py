@@ -2,8 +2,8 @@
 
 Modules, by section of Mroueh (arXiv 2503.06639):
   weights     Sec. 2, eq. (4), Sec. 5: whitening, w+ / w- / Omega, Dr. weights from A = r - p
-  clipping    Sec. 2.2-2.3: weighted contrastive form, clipping identity
-  errata      literal readings of Sec. 2 listed as defects in docs/theory.md (kind "erratum")
+  clipping    Sec. 2.2-2.3: weighted contrastive form, clipping identity; the literal readings of
+              Sec. 2 listed as defects in docs/theory.md (kind "erratum")
   gibbs       Thm 1, Thm 8: Gibbs optimal policy (stationarity, concavity), PoS, h derived
   recurrence  Sec. 3, Prop. 1, Thm 3, Thm 6 / Lemma 1: h tied to gibbs, h', shape, amplification, B
   orbits      Prop. 1, Thm 6: several fixed points, a stable 2-cycle, local convergence (intervals)
@@ -13,8 +13,7 @@ Modules, by section of Mroueh (arXiv 2503.06639):
   kl_estimator docs/theory.md Sec. 7: gradients of TRL's k3 estimator, plain and ratio-corrected
   prediction  fixed-point predictions (dynamics.prediction): Gibbs KL, beta_eff, p* monotone in p_ref
   finite_group docs/theory.md Sec. 8: finite group size G (Omega_G -> Omega, Dr. GRPO's (G-1)/G law,
-              brute-force weights via the trainer's advantage, the oracle's stationary p*_G:
-              finite_group_exact)
+              brute-force weights via the trainer's advantage, the oracle's stationary p*_G)
   numerics_*  the product's code (grpo_repro.dynamics: maps, fixed points and 2-cycles, oracle,
               clipped surrogate, Thm 10 measurement) against the checked symbolic formulas,
               at random points, at the edges (boundaries, eps = 0, Delta_R != 0) and by
@@ -29,7 +28,6 @@ from __future__ import annotations
 from . import (  # noqa: F401
     weights,
     clipping,
-    errata,
     gibbs,
     recurrence,
     orbits,
@@ -39,13 +37,9 @@ from . import (  # noqa: F401
     kl_estimator,
     prediction,
     finite_group,
-    finite_group_exact,
     numerics_maps,
     numerics_edges,
-    numerics_orbits,
     numerics_oracle,
-    numerics_thm10,
-    numerics_stationary,
 )
 
 # isort: on

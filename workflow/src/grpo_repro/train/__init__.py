@@ -3,5 +3,5 @@
 its top, so it is imported lazily; and the two-KL loss), `fast` (FastGRPOTrainer, train.fast_step:
 its log-probs with `shared_logps`, its rollouts `fast_rollouts`), `args` (every
 GRPOConfig field explicit), `trl_variant` (the records of grpo_repro.variants as TRL settings;
-eq. 4), `checkpoints` (step_N policies, resume), `schedule` (checkpoint steps), `launch`
+eq. 4), `checkpoints` (step_N policies, resume), `run_settings` (a run's settings, checkpoint steps), `launch`
 (one process or `accelerate launch`)."""

@@ -30,7 +30,7 @@ def uses_server(train) -> bool:
 
 def per_device_batch(train, devices: int) -> int:
     """Completions per device per micro-step: prompts_per_step * G / (grad_accum * devices), whole
-    groups of G (the configuration's check: grpo_repro.config_layout.batch_errors)."""
+    groups of G (the configuration's check: grpo_repro.config_checks.layout_errors)."""
     total = train["prompts_per_step"] * train["num_generations"]
     return total // (train["grad_accum"] * devices)
 

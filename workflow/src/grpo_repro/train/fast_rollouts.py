@@ -35,7 +35,7 @@ import torch
 
 from grpo_repro.sampler.hf import HFSampler
 from grpo_repro.sampler.params import SampleOutput, SamplingParams
-from grpo_repro.seeds import derive_seed
+from grpo_repro.stats import derive_seed
 
 __all__ = ["SamplerRollouts", "TokenSampler", "group_rows"]
 

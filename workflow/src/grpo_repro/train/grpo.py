@@ -228,7 +228,7 @@ def run(
 
     from grpo_repro import io, provenance
     from grpo_repro.data.sets import read_prompts
-    from grpo_repro.train.schedule import checkpoint_steps
+    from grpo_repro.train.run_settings import checkpoint_steps
 
     devices = int(os.environ.get("WORLD_SIZE", "1"))
     use_cpu = not torch.cuda.is_available()  # also multi-process on CPU: gloo (MULTI_CPU)

@@ -88,7 +88,7 @@ def compact_lm_head():
 def organism_model(tok, org: dict, seed: int = 0):
     """The organism's policy before SFT (config section organism): its shape from `org`, its
     special ids from `tok`; a BPE tokenizer keeps Qwen2's context (data.bpe.MAX_POSITIONS)."""
-    from grpo_repro.data.bpe import MAX_POSITIONS
+    from grpo_repro.data.prepare import MAX_POSITIONS
 
     return build_model(
         len(tok),

@@ -8,14 +8,23 @@ logprob flags, environment VLLM_SERVER_DEV_MODE=1, as `trl vllm-serve` runs it),
 to a log file, waits until its /health endpoint answers, yields its base URL (GRPOConfig's
 vllm_server_base_url) and stops it (its whole process group) when the body ends, also on an
 error, KeyboardInterrupt or SIGTERM; a SIGKILL of the job ends it through its guard
-(grpo_repro.train.server_guard: Linux's parent-death signal). The server's GPU is never one of the training processes':
+(Linux's parent-death signal, below). The server's GPU is never one of the training processes':
 TRL's weight sync (VLLMClient.init_communicator) joins the trainer's main process and the server's
 worker in one NCCL group, which needs two distinct devices.
+
+The guard (`main`, `python -m grpo_repro.train.vllm_server JOB_PID COMMAND...`) runs the server's
+command as a child in its own process group and ends that whole group when the training job that
+started it dies, even by SIGKILL, which runs none of the job's `finally` clauses: it asks Linux for
+SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG); on SIGTERM, from that or from serve()'s
+normal stop, it gives the server GUARD_GRACE_S seconds to exit and then SIGKILLs its process group: the
+server and the engine processes it started (a SIGKILLed leader alone leaves vLLM's engine core
+running).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -127,7 +136,7 @@ def serve(
         with open(log_path, "a") as log:  # appended: a rerun never erases an earlier start
             proc = subprocess.Popen(
                 # under the guard, which ends the server's group if this job dies, even by SIGKILL
-                [sys.executable, "-m", "grpo_repro.train.server_guard", str(os.getpid()), *argv],
+                [sys.executable, "-m", "grpo_repro.train.vllm_server", str(os.getpid()), *argv],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -154,3 +163,38 @@ def serve(
             stop(proc, grace_s)
         if old_handler is not None:
             signal.signal(signal.SIGTERM, old_handler)
+
+
+GUARD_GRACE_S = 10.0  # seconds the guard gives the server to exit after SIGTERM
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def main(argv: list[str]) -> int:
+    job_pid, command = int(argv[0]), argv[1:]
+    with contextlib.suppress(OSError, AttributeError):  # Linux only; elsewhere serve() stops it
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    if os.getppid() != job_pid:  # the job died before the request took effect
+        return 1
+    server = subprocess.Popen(command)
+
+    def kill_group(*_):
+        os.killpg(0, signal.SIGKILL)  # the group: the server's engine processes and this guard
+
+    def end(signum, frame):
+        # the handler only asks: the wait below (which holds the child's wait lock, so a second
+        # wait here could not reap it) returns when the server exits; an alarm ends a server
+        # that outlives GUARD_GRACE_S
+        with contextlib.suppress(ProcessLookupError):
+            server.terminate()
+        signal.signal(signal.SIGALRM, kill_group)
+        signal.alarm(int(GUARD_GRACE_S))
+
+    signal.signal(signal.SIGTERM, end)
+    code = server.wait()
+    if signal.getsignal(signal.SIGALRM) is kill_group:  # stopped: end what the server left
+        kill_group()
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
