@@ -6,14 +6,15 @@ Every record gets its rendered prompt, so SFT, GRPO and evaluation read the same
 (train, val, test, the training pool, and for the organism the SFT data written by the noisy
 teacher) and splits.json: each split's size and difficulty mix (steps per problem).
 
-The organism's word-level tokenizer (`build_tokenizer`) is built with `tokenizers` and wrapped
-as a transformers fast tokenizer. Every integer 0..max_value is one token (a character-level tokenizer failed to learn to
-copy numbers: held-out success 0.07 after 5 min of SFT). Spaces are dropped; newlines are tokens.
+The organism's word-level tokenizer (`build_tokenizer`) is built with `tokenizers` and wrapped as a
+transformers fast tokenizer. Every integer 0..max_value is one token (a character-level tokenizer
+failed to learn to copy numbers: held-out success 0.07 after 5 min of SFT). Spaces are dropped;
+newlines are tokens.
 
-A saved one loads with grpo_repro.models.load_tokenizer (the class its tokenizer_config.json declares,
-PreTrainedTokenizerFast) and, beside the default Llama organism, with AutoTokenizer; not beside a
-Qwen2 (organism.arch qwen2): with model_type=qwen2 in config.json, AutoTokenizer silently builds a
-byte-level Qwen2 tokenizer.
+A saved one loads with grpo_repro.models.load_tokenizer (the class its tokenizer_config.json
+declares, PreTrainedTokenizerFast) and, beside the default Llama organism, with AutoTokenizer; not
+beside a Qwen2 (organism.arch qwen2): with model_type=qwen2 in config.json, AutoTokenizer silently
+builds a byte-level Qwen2 tokenizer.
 
 The byte-level BPE tokenizer of a pipeline-built Qwen2 (`build_bpe_tokenizer`; organism.tokenizer:
 bpe; the rehearsal's stand-in): the paper's model reads GSM8K through Qwen2.5's byte-level BPE and

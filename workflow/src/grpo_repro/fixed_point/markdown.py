@@ -1,11 +1,11 @@
 """The fixed-point test in words and tables (Thm 2-3 at the population and at finite group size G;
 Sec. 5's linear law for dr_grpo; the study's aims), written from aggregate.summary_table only:
 `study_markdown` (results/fixed_point/<study>/summary.md) and `overview` (results/fixed_point/
-summary.md, every study). The cells' number formats grpo_repro.cells.
+summary.md, every study). The cells' number formats: grpo_repro.cells.
 
-The sections that belong to one study: the groups study's order of the plateaus by G against p*_G's (Thm 2-3 at finite group size),
-the factors study's one-setting-at-a-time changes and long runs, and the tabular control
-(compare.control) beside the language model's base run.
+The sections that belong to one study: the groups study's order of the plateaus by G against
+p*_G's (Thm 2-3 at finite group size), the factors study's one-setting-at-a-time changes and long
+runs, and the tabular control (compare.control) beside the language model's base run.
 """
 
 from __future__ import annotations

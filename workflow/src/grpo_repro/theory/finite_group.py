@@ -178,7 +178,7 @@ def dr_law(ctx: Context) -> Outcome:
     return numeric_outcome(
         np.array(errs),
         ctx.tol,
-        "|w+_G - (1-1/G)(1-p)|, |w-_G - (1-1/G) p| (maps.weights, mean_only) and the "
+        "|w+_G - (1-1/G)(1-p)|, |w-_G - (1-1/G) p| (finite_group.weights, mean_only) and the "
         "logit error of step_logit('dr_grpo', group_size=G) from p and from the law's p*_G vs "
         "logit p_ref + (1-1/G)/beta, G in 2..4096",
         n,
@@ -237,7 +237,7 @@ def brute_force(ctx: Context, max_g: int = BRUTE_MAX_G) -> Outcome:
     return numeric_outcome(
         np.concatenate(errs),
         ctx.tol,
-        "relative error of maps.weights (whitened and mean-only) vs the 2^G enumeration "
+        "relative error of finite_group.weights (whitened and mean-only) vs the 2^G enumeration "
         f"with paper_advantage, G = 2..{max_g}, eps = {ctx.smoothing_eps:g} and a random eps in "
         "[1e-4, 0.1]",
         n_pts,

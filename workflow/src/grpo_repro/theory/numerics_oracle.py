@@ -218,7 +218,7 @@ def _expanding_case():
 
 @register(
     "num.thm10_delta",
-    "dynamics.orc.compare measures Thm 10's delta_n as the one-step error TV(pi~_n, T pi~_{n-1}) "
+    "dynamics.oracle.compare measures Thm 10's delta_n as the one-step error TV(pi~_n, T pi~_{n-1}) "
     "(T the exact update, derived map h here), not from TV_n itself, so the step condition "
     "TV_n <= TV_{n-1} + delta_n it reports is falsifiable: it fails where T expands TV",
     "Thm 10 (App. F)",
