@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from grpo_repro.train import vllm_server
-from grpo_repro.train.vllm_server import GRACE_S, ServerError, serve, server_command
+from grpo_repro.train.vllm_server import GUARD_GRACE_S, ServerError, serve, server_command
 
 STANDIN = Path(__file__).resolve().parents[2] / "helpers" / "vllm_server_standin.py"
 
@@ -85,7 +85,7 @@ def test_a_stop_ends_the_group_at_once(tmp_path):
     with server:
         procs = pids(log) + pids(log, "server_pid")
         t0 = time.monotonic()
-    assert time.monotonic() - t0 < GRACE_S / 4
+    assert time.monotonic() - t0 < GUARD_GRACE_S / 4
     assert len(procs) == 2 and all(gone(p) for p in procs)
 
 
@@ -96,7 +96,7 @@ def test_a_server_that_ignores_sigterm_is_killed_after_the_grace(tmp_path):
     with server:
         (pid,) = pids(log, "server_pid")
         t0 = time.monotonic()
-    assert GRACE_S - 1 <= time.monotonic() - t0 < GRACE_S + 10
+    assert GUARD_GRACE_S - 1 <= time.monotonic() - t0 < GUARD_GRACE_S + 10
     assert gone(pid)
 
 
