@@ -176,7 +176,7 @@ def test_paired_difference_known(known):
     d = (np.array(ks[20]) - np.array(ks[0])) / 50  # [0, .2, .2, -.1, 0]
     assert r["mean_diff"] == pytest.approx(d.mean())
     _, low, high = stats.bootstrap_mean_ci(
-        d, n_boot=2000, seed=amp._seed(0, "paired", "test", "grpo")
+        d, n_boot=2000, seed=amp.boot_seed(0, "paired", "test", "grpo")
     )
     assert (r["low"], r["high"]) == pytest.approx((low, high))
     assert d.min() <= r["low"] <= r["mean_diff"] <= r["high"] <= d.max()

@@ -51,13 +51,9 @@ def make_tokenizer(config: dict, splits: dict):
     BPE with Qwen2.5's chat template trained on the training split's questions and solutions
     (bpe); else the model's own tokenizer."""
     if config["model"]["name_or_path"] is None and config["organism"]["tokenizer"] == "bpe":
-        from grpo_repro.data.prepare import build_bpe_tokenizer
-
         texts = [t for r in splits["train"] for t in (r["question"], r["answer"])]
         return build_bpe_tokenizer(texts, config["organism"]["bpe_vocab_size"])
     if config["model"]["name_or_path"] is None:
-        from grpo_repro.data.prepare import build_tokenizer
-
         records = [r for recs in splits.values() for r in recs]
         rendered = [format_prompt(r["question"], config["prompt"]) for r in records]
         return build_tokenizer(

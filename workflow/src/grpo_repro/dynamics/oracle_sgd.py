@@ -14,7 +14,7 @@ weights alpha, 1-alpha (two-KL).
 
 A group whose G rewards are all 0 or all 1 has p_hat in {0, 1} and A = 0: it carries no
 signal, only the KL term acts on it. The trajectories are compared with the exact iterates pi_n of
-grpo_repro.dynamics.oracle by grpo_repro.dynamics.oracle: TV(pi~_n, pi_n), |p~_n - p_n| <= TV, the
+grpo_repro.dynamics.oracle by grpo_repro.dynamics.oracle.compare: TV(pi~_n, pi_n), |p~_n - p_n| <= TV, the
 one-step errors delta_n = TV(pi~_n, T pi~_{n-1}), Thm 10's assumption and its conclusion
 limsup |p~_n - p*| <= 2 delta*, tested where the assumption holds.
 """

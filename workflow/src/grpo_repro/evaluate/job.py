@@ -46,7 +46,6 @@ def open_sampler(
     `device` with weights in `dtype`; vLLM's engine on `platform` (vllm.platform) started with
     `dtype` (the transformers model is then loaded on the CPU for its tokenizer and EOS ids only).
     `model_dir`: a local directory or a hub spec, read from its cached snapshot (grpo_repro.hub)."""
-    from grpo_repro.evaluate.job import make_sampler
     from grpo_repro.hub import local_dir
     from grpo_repro.models import load_policy, model_hash
 

@@ -24,11 +24,12 @@ SIDES = ("above", "on", "below")
 ALL = "all"  # the `seed` label of rows pooled over GRPO seeds
 
 
-def _seed(seed: int, *parts) -> int:
+def boot_seed(seed: int, *parts) -> int:
+    """The bootstrap seed of one named group (the report's intervals, stable across runs)."""
     return int(np.random.SeedSequence(stable_seed(seed, *parts)).generate_state(1)[0])
 
 
-def _matrix(g: pd.DataFrame, col: str) -> np.ndarray:
+def seed_prompt_matrix(g: pd.DataFrame, col: str) -> np.ndarray:
     """(seeds, prompts) matrix of `col` of one (variant, split, step) group."""
     return g.pivot_table(index="seed", columns="prompt_id", values=col).to_numpy()
 
@@ -43,7 +44,7 @@ def mean_by_step(long: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     interval is identical across variants)."""
     rows = []
     for (variant, split, step), g in long.groupby(["variant", "split", "step"], sort=True):
-        s = _seed(seed, "mean", split, int(step), variant if step > 0 else "ref")
+        s = boot_seed(seed, "mean", split, int(step), variant if step > 0 else "ref")
         base = {
             "variant": variant,
             "split": split,
@@ -51,8 +52,10 @@ def mean_by_step(long: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
             "checkpoint": int(g["checkpoint"].iloc[0]),
             "n_prompts": g["prompt_id"].nunique(),
         }
-        strict = stats.crossed_bootstrap_ci(_matrix(g, "p_hat"), n_boot=n_boot, seed=s)
-        lenient = stats.crossed_bootstrap_ci(_matrix(g, "p_hat_lenient"), n_boot=n_boot, seed=s)
+        strict = stats.crossed_bootstrap_ci(seed_prompt_matrix(g, "p_hat"), n_boot=n_boot, seed=s)
+        lenient = stats.crossed_bootstrap_ci(
+            seed_prompt_matrix(g, "p_hat_lenient"), n_boot=n_boot, seed=s
+        )
         ci = dict(zip(CI, (*strict, *lenient)))
         rows.append({**base, "seed": ALL, "n_seeds": g["seed"].nunique(), **ci})
         for sd, h in g.groupby("seed", sort=True):
@@ -132,8 +135,8 @@ def paired_diffs(prompts: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     per_seed = prompts[prompts["seed"] != ALL]
     for (variant, split), g in per_seed.groupby(["variant", "split"], sort=True):
         g = g.assign(diff=g["p_final"] - g["p_ref"])
-        d = _matrix(g, "diff")
-        s = _seed(seed, "paired", split, variant)
+        d = seed_prompt_matrix(g, "diff")
+        s = boot_seed(seed, "paired", split, variant)
         m, lo, hi = stats.crossed_bootstrap_ci(d, n_boot=n_boot, seed=s)
         base = {
             "variant": variant,

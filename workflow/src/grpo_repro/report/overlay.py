@@ -9,10 +9,14 @@ in grpo_repro.variants (KL anchor, mean-only or not):
   pi_ref, mean-only   (Dr. GRPO, Sec. 5)   x_n = logit p_ref + 1/beta  (fixed point after one step)
   pi_{n-1}, mean-only (Mirror Dr., Sec. 5) x_n = logit p_ref + n/beta            -> p_n -> 1
 beta, eps and G are the training run's own (results/train/{variant}/seed_{seed}/run.json, key
-"config"). The two-KL variant (Thm 9), x_n = alpha logit p_ref + (1-alpha) x_{n-1} + Delta_R,n + Omega/beta,
-needs the Renyi term Delta_R,n of each iteration, which checkpoint PoS do not measure: its
-predictions are NaN, with a note (`no_prediction`). Columns `*_G` are h_G's (the
-finite-group weights at G = train.num_generations); `closer` in the summary names the map whose
+"config"). The two-KL variant (Thm 9),
+x_n = alpha logit p_ref + (1-alpha) x_{n-1} + Delta_R,n + Omega/beta, needs the Renyi term Delta_R,n
+of each iteration, which checkpoint PoS do not measure: its predictions are NaN, with a note
+(`no_prediction`). Each recurrence is predicted twice: with the population weights (h, the paper's
+map) and with the finite-group weights at the run's group size G = train.num_generations (h_G,
+grpo_repro.dynamics.finite_group: each group whitened by its own mean and spread; Dr. GRPO:
+logit p_ref + (1 - 1/G)/beta), the map whose fixed point the fixed-point stage found closer to the
+plateaus: columns `*_G` are h_G's; `closer` in the summary names the map whose
 limit is nearer the final checkpoint (mean absolute gap over prompts).
 
 Checkpoints are NOT iterations. One iteration of the paper is an exact KL-regularised argmax with

@@ -40,7 +40,7 @@ import pandas as pd
 from grpo_repro import stats
 from grpo_repro.cells import points, temperature
 from grpo_repro.evaluate.tasks import temperatures
-from grpo_repro.report.amplification import ALL, _matrix, _seed
+from grpo_repro.report.amplification import ALL, boot_seed, seed_prompt_matrix
 from grpo_repro.report.tables import read_eval_table
 from grpo_repro.runs import REF, Tree, run_name
 
@@ -109,10 +109,12 @@ def temperature_curve(long: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFram
     rows = []
     for (variant, split, t), g in long.groupby(["variant", "split", "temperature"], sort=True):
         for klass, h in _subsets(g):
-            s = _seed(seed, "temperature", split, variant, f"{t:g}", klass)
+            s = boot_seed(seed, "temperature", split, variant, f"{t:g}", klass)
             base = {"variant": variant, "split": split, "klass": klass, "temperature": t}
             base["n_prompts"] = h["prompt_id"].nunique()
-            m, lo, hi = stats.crossed_bootstrap_ci(_matrix(h, "p_hat"), n_boot=n_boot, seed=s)
+            m, lo, hi = stats.crossed_bootstrap_ci(
+                seed_prompt_matrix(h, "p_hat"), n_boot=n_boot, seed=s
+            )
             rows.append({**base, "seed": ALL, "mean": m, "low": lo, "high": hi})
             if variant == REF:
                 continue
@@ -148,7 +150,7 @@ def best_vs_best(
         g["p_ref"] = ref.loc[g["prompt_id"], "p_hat"].to_numpy()
         g["diff"] = g["p_hat"] - g["p_ref"]
         for klass, h in _subsets(g):
-            s = _seed(seed, "best", split, variant, klass)
+            s = boot_seed(seed, "best", split, variant, klass)
             base = {
                 "variant": variant,
                 "split": split,
@@ -159,7 +161,9 @@ def best_vs_best(
                 "n_prompts": h["prompt_id"].nunique(),
                 "mean_ref": float(h.groupby("prompt_id")["p_ref"].first().mean()),
             }
-            m, lo, hi = stats.crossed_bootstrap_ci(_matrix(h, "diff"), n_boot=n_boot, seed=s)
+            m, lo, hi = stats.crossed_bootstrap_ci(
+                seed_prompt_matrix(h, "diff"), n_boot=n_boot, seed=s
+            )
             pooled = {
                 **base,
                 "seed": ALL,
@@ -213,7 +217,9 @@ def pass_at_k(long: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
             continue
         wide = g.pivot_table(index="seed", columns="prompt_id", values="successes")
         c = wide.to_numpy()
-        r, q = _crossed_counts(*c.shape, n_boot, _seed(seed, "pass_at_k", split, variant, f"{t:g}"))
+        r, q = _crossed_counts(
+            *c.shape, n_boot, boot_seed(seed, "pass_at_k", split, variant, f"{t:g}")
+        )
         for k in range(1, n + 1):
             x = stats.pass_at_k(np.full(c.shape, n), c, k)
             means = np.einsum("bp,bp->b", r @ x, q) / x.size

@@ -2,7 +2,7 @@
 whitened with its OWN mean and spread, eq. (4) with p_hat = k/G for p.
 
 Conditioning a sample on its reward and averaging over the other G - 1 samples (Binomial(G-1, p))
-gives the expected weights w+_G, w-_G, Omega_G = w+_G + w-_G (grpo_repro.dynamics.maps),
+gives the expected weights w+_G, w-_G, Omega_G = w+_G + w-_G (grpo_repro.dynamics.finite_group),
 and the stationary points of the expected per-prompt update at the fixed points of
 h_G(p) = sigma(logit p_ref + Omega_G(p)/beta). Checks (eps = the pipeline's train.smoothing_eps,
 Context.smoothing_eps, unless stated):

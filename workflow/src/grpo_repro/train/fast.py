@@ -11,13 +11,31 @@ test_fast.py pins what is relied on:
    GRPOTrainer._generate_single_turn answered by the project's batched sampler, fed with TRL's
    prompt ids, with a seed per prompt group and optimizer step; falls back to TRL's path for vLLM,
    continuous batching, images, tools, min_p, repetition_penalty != 1 and generation_kwargs.
-2. logps="shared_prefix" (grpo_repro.train.fast.SharedPrefixLogps): the tensors of
+2. logps="shared_prefix" (SharedPrefixLogps): the tensors of
    GRPOTrainer._get_per_token_logps_and_entropies, each distinct prompt computed once
-   (grpo_repro.train.shared_logps), for the policy (with grad) and the reference (no grad).
-3. defer_old_logps=True (grpo_repro.train.fast.DeferredLogps): with num_iterations > 1, the
-   old-policy log-probs (and a mirror variant's reference log-probs) that
-   GRPOTrainer._generate_and_score_completions would compute by an extra forward are taken from
-   the first loss forward on each micro-batch, by the policy that generated it.
+   (grpo_repro.train.shared_logps), for the policy (with grad) and the reference (no grad). The
+   scored logits are TRL's fused head's: under autocast (train.bf16) TRL's own kernel scores them
+   (float32 gradient products; tests/unit/train/test_fast_logits.py). Falls back to TRL's method
+   for multimodal inputs, MoE aux loss, a wrapped (DDP) model, a float32 LM head under autocast
+   (cast_lm_head_to_fp32), an entropy bonus (its entropy carries a gradient), or an architecture
+   the path is not checked on (shared_logps.CHECKED_MODEL_TYPES; the reason is logged, naming
+   train.fast_step).
+3. defer_old_logps=True (DeferredLogps): with num_iterations > 1, the old-policy log-probs (and a
+   mirror variant's reference log-probs) that GRPOTrainer._generate_and_score_completions would
+   compute by an extra forward are taken from the first loss forward on each micro-batch, by the
+   policy that generated it. TRL computes old-policy log-probs by an extra no-grad forward at
+   generation time when gradient_accumulation_steps is not a multiple of steps_per_generation x
+   num_iterations. When steps_per_generation == gradient_accumulation_steps (always in the
+   project), every micro-batch is first used in `_compute_loss` before the first optimizer step
+   after its generation, i.e. by the policy that generated it: the detached log-probs of that
+   first forward ARE the old log-probs (GRPOTrainer._compute_loss does the same for mu = 1). So
+   `_generate_and_score_completions` makes that forward return a placeholder and drops the key;
+   the first `_compute_loss` on the micro-batch stores its own detached log-probs into the
+   (buffered) inputs dict right after its forward and before GRPOTrainer._compute_loss reads
+   `inputs["old_per_token_logps"]`; iterations 2..mu reuse them. Mirror variants (sync_ref_model,
+   alpha 1, sync every step: trl.trainer.callbacks.SyncRefModelCallback.on_step_end copies the
+   policy into the reference at every step): the reference at generation IS the generating
+   policy, so `ref_per_token_logps` is deferred the same way.
 
 Parts 2 and 3 override PaperGRPOTrainer._compute_logps_and_entropies, the method behind TRL's
 log-probs hook in the project's trainers, so that the two-KL loss's memo of the policy forward
