@@ -14,7 +14,7 @@ from tests.helpers import ROOT
 @pytest.mark.slow
 def test_it_writes_the_throughput_table_the_plan_reads(tmp_path):
     script = ROOT / "workflow" / "benchmarks" / "gpu_paper_scale.py"
-    tiny = ["--shape", "32", "1", "2", "1", "64", "4096", "--steps", "10", "--eval-prompts", "2"]
+    tiny = ["--shape", "32", "1", "2", "1", "64", "4096", "--steps", "2", "--eval-prompts", "2"]
     out = subprocess.run(
         [sys.executable, str(script), str(tmp_path), *tiny],
         capture_output=True,
