@@ -2,8 +2,9 @@
 
 1. The real rules of the fast stages (the theory stage's outputs and the plan's figures_targets()
    of the Snakefile; the default tier takes Figure 1's compute and plot rules, `-m slow` adds the
-   theory stage's job) run through `snakemake --executor slurm --workflow-profile workflow/profiles/slurm`: every job
-   is an sbatch job with its SLURM log, and the outputs equal those of a local run (timings aside).
+   theory stage's job) run through `snakemake --executor slurm --workflow-profile
+   workflow/profiles/slurm`: every job is an sbatch job with its SLURM log, and the outputs equal
+   those of a local run (timings aside).
 2. (-m slow) A tiny Snakefile with the profile's GPU rule names (each declaring a `gpu` resource, as the
    real rules do) checks what SLURM granted: the GPU rules' GPUs (the profile's, else the rule's),
    CPUs, memory, time limit, partition and one node as the profile states them, a failing job
