@@ -107,6 +107,8 @@ def test_gsm8k_with_a_built_model_needs_the_bpe_tokenizer():
         ({"save_steps": 5, "num_iterations": 2}, "train.save_steps"),
         ({"prompts_per_step": 3, "grad_accum": 2}, "train.prompts_per_step"),
         ({"devices": 3}, "train.prompts_per_step"),
+        ({"lm_head_fp32": True}, "train.lm_head_fp32"),  # the default's bf16 false: fp32 already
+        ({"logprob_temperature": 0}, "train.logprob_temperature"),  # a temperature is positive
     ],
 )
 def test_training_cross_field_rules(update, key):

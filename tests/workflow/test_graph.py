@@ -5,13 +5,20 @@ import json
 import re
 import subprocess
 import sys
+from collections import Counter
 from modulefinder import ModuleFinder
 from pathlib import Path
 
+import pytest
 import yaml
 
+from grpo_repro import config as cfg
+from grpo_repro import plan
 from grpo_repro.variants import names
 from tests.helpers import ROOT, job_counts, snakemake
+
+PAPER_GRAPHS = [["config/paper.yaml"], ["config/paper.yaml", "config/paper_studies.yaml"]]
+GSM8K = {"train": 7473, "test": 1319}  # openai/gsm8k's published split sizes (a dry run's)
 
 #: the default configuration's variants (config/config.yaml)
 DEFAULT_VARIANTS = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["variants"]
@@ -89,6 +96,41 @@ def test_paper_graph_is_the_papers_run_and_every_model_job_holds_a_gpu():
         assert models and all(0 not in g for g in models.values()), (files, models)
         assert gpus["train_grpo"] == {8}
     assert {"fixed_point_kl", "fixed_point_train"} <= set(models)  # the studies' overlay
+
+
+def job_priorities(out: str) -> dict[str, set[int]]:
+    """{rule: the priorities of its jobs} of a dry run's job list (0 where none is printed)."""
+    found: dict[str, set[int]] = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", out):
+        m = re.match(r"(?:local)?rule (\w+):", block)
+        if m:
+            prio = re.search(r"^\s+priority: (-?\d+)", block, re.M)
+            found.setdefault(m.group(1), set()).add(int(prio.group(1)) if prio else 0)
+    return found
+
+
+@pytest.mark.parametrize("files", PAPER_GRAPHS, ids=["paper", "paper+studies"])
+def test_the_plan_has_the_dry_runs_jobs_and_puts_training_first(files):
+    """python -m grpo_repro.plan prices the jobs the workflow schedules, rule for rule, for the
+    paper's graph alone and with its studies; on the dry run every training job (every GPU of the
+    node) outranks every 1-GPU job, so Snakemake starts it first, and so does the plan's node."""
+    out = dry_run("--configfile", *files)
+    config = cfg.load(*[ROOT / f for f in files])
+    throughput = json.loads(plan.THROUGHPUT.read_text())
+    jobs = plan.jobs(config, throughput, GSM8K)
+    counts = {r: n for r, n in job_counts(out).items() if r != "total"}
+    assert Counter(j.rule for j in jobs) == Counter(counts), files
+    gpus, prio = job_gpus(out), job_priorities(out)
+    training = {r for r, g in gpus.items() if max(g) > 1}
+    single = {r for r, g in gpus.items() if g == {1}}
+    assert training >= {"train_grpo"} and single >= {"evaluate_reference", "zero_control"}
+    assert min(p for r in training for p in prio[r]) > max(p for r in single for p in prio[r])
+    for j in jobs:  # the plan's GPUs and priorities are the rules'
+        assert {j.gpus} == gpus[j.rule] or not j.gpus, j.key
+        assert j.priority in prio[j.rule] or not j.gpus, j.key
+    node = plan.schedule(jobs)
+    first = min(node.start, key=node.start.get)
+    assert next(j for j in jobs if j.key == first).gpus == plan.NODE_GPUS
 
 
 def test_rehearsal_graph_is_the_papers_on_the_cpu():

@@ -1,44 +1,54 @@
 """Paper-scale check on one GPU, no downloads (docs/gpu.md, "The first GPU"): a randomly initialised
-model of Qwen2.5-0.5B's published shape (QWEN25_05B: hidden 896, 24 layers, 14 heads, 2 KV heads,
-ffn 4864, its 151,936-token vocabulary, tied embeddings) with the rehearsal's byte-level BPE and
-Qwen2.5's chat template (grpo_repro.rehearsal's stand-in, on GSM8K's shipped excerpt), trained with
-config/paper.yaml's GRPO settings (Sec. 6: G 16, per-device batch 16, grad accum 4, mu 10,
-200-token completions, temperature 0.1, bf16, TRL's own step) through the pipeline's own train(),
-then evaluated with the pipeline's sampler (50 samples x 200 tokens). Four phases, each written to
-OUT/gpu_paper_scale.json as soon as it ends, so a run cut by its time limit keeps what it
-measured; a phase that would start past --budget-s is skipped. OUT/throughput.json is the
-throughput table that `python -m grpo_repro.plan --throughput OUT/throughput.json` reads
-(grpo_repro.plan: the repository's table, workflow/resources/gpu_throughput.json, holds assumptions
-until a GPU has measured them):
+model of Qwen2.5-0.5B's published shape (grpo_repro.memory.KNOWN: hidden 896, 24 layers, 14 heads,
+2 KV heads, ffn 4864, its 151,936-token vocabulary, tied embeddings) with the rehearsal's byte-level
+BPE and Qwen2.5's chat template (grpo_repro.rehearsal's stand-in, on GSM8K's shipped excerpt),
+trained with config/paper.yaml's GRPO settings (Sec. 6: G 16, mu 10, 200-token completions,
+temperature 0.1, bf16, TRL's own step) through the pipeline's own train(), then evaluated with the
+pipeline's sampler (50 samples x 200 tokens). Its phases, each written to OUT/gpu_paper_scale.json as
+soon as it ends, so a run cut by its time limit keeps what it measured; a phase that would start
+past --budget-s is skipped. OUT/throughput.json is the throughput table that
+`python -m grpo_repro.plan --throughput OUT/throughput.json` reads (grpo_repro.plan: the
+repository's table, workflow/resources/gpu_throughput.json, holds assumptions until a GPU has
+measured them):
 
-  1. train: seconds per optimizer step at one device's share of the paper's step (64 completions,
-            generation by TRL itself: vLLM's wheel is too large to travel), peak GPU memory;
-  2. eval:  tokens/s at 50 samples per prompt (eval.dtype of config/paper.yaml, the HF sampler);
-  3. logits: bf16 against fp32 on the trained model's own completions: the largest logit difference,
-            and at the paper's temperature 0.1 (logits / 0.1 magnify every rounding tenfold) the
-            total variation between the next-token distributions and how often the argmax differs;
-  4. server_sync (2 GPUs or more): the paper's server layout, one trainer process and one vLLM
-            server GPU, one step: the server's log-probs against the trainer's before and after
-            TRL's NCCL weight sync, and the sync's seconds (phase_server_sync).
+  1. train:  one training process of the paper's run at its real micro-batch (16 completions x 4
+             micro-steps: one device's share of the paper's step; generation by TRL itself, vLLM's
+             wheel is too large to travel): seconds per optimizer step, peak GPU memory beside the
+             memory model's (grpo_repro.memory) for the run as measured;
+  2. zero_control: the zero-success control as the paper's graph runs it (one process, the
+             training's micro-batch of 16, 28 micro-steps: grpo_repro.workflow_plan.Plan.
+             zero_control_run), the same measurements;
+  3. eval:   tokens/s at 50 samples per prompt (eval.dtype of config/paper.yaml, the HF sampler);
+  4. logits: bf16 against fp32 on the trained model's own completions: the largest logit difference,
+             and at the paper's temperature 0.1 (logits / 0.1 magnify every rounding tenfold) the
+             total variation between the next-token distributions and how often the argmax differs;
+  5. server_sync (2 GPUs or more): the paper's server layout, one trainer process and one vLLM
+             server GPU, one step: the server's log-probs against the trainer's before and after
+             TRL's NCCL weight sync, and the sync's seconds (phase_server_sync).
 
-Usage: python workflow/benchmarks/gpu_paper_scale.py OUT_DIR [--steps 10] [--eval-prompts 64]
-       [--budget-s 420] [--shape H L HEADS KV FFN VOCAB]
-On the lent GPU machine (torch and transformers there; trl, datasets and their missing needs carried
-as wheels), with the package on PYTHONPATH: `PYTHONPATH=workflow/src:$PYTHONPATH python3 ...`.
-On a CPU it runs too, for a quick check of the script (tests/unit/test_gpu_paper_scale.py):
-`--shape 64 2 2 1 128 2048 --steps 10 --eval-prompts 4`.
+The JSON also lists the distributions of the modules the run imported by the pipeline's own
+import statements (`distributions`), which workflow/benchmarks/device_wheels.py checks against the
+carried wheels and the machine's image.
+
+Usage: python workflow/benchmarks/gpu_paper_scale.py OUT_DIR [--steps 10] [--control-steps 10]
+       [--eval-prompts 64] [--budget-s 420] [--shape H L HEADS KV FFN VOCAB]
+On a GPU machine without network: workflow/benchmarks/device_check.sh OUT_DIR (installs the carried
+wheels, then runs this within 8 minutes). On a CPU it runs too, for a quick check of the script
+(tests/unit/test_gpu_paper_scale.py): `--shape 32 1 2 1 64 4096 --steps 2 --control-steps 1`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import torch
 
 from grpo_repro import config as cfg
+from grpo_repro import memory
 from grpo_repro.data import sets as data
 from grpo_repro.data.gsm8k import load_gsm8k
 from grpo_repro.data.prepare import build_bpe_tokenizer
@@ -47,16 +57,22 @@ from grpo_repro.io import write_json, write_jsonl
 from grpo_repro.models import load_policy, save_policy
 from grpo_repro.rehearsal import EXCERPT
 from grpo_repro.train.grpo import train
-from grpo_repro.train.run_settings import checkpoint_steps, grpo_run
+from grpo_repro.train.run_settings import GRPORun, checkpoint_steps, grpo_run
+from grpo_repro.workflow_plan import Plan
 
-#: Qwen2.5-0.5B(-Instruct)'s published config.json: hidden, layers, heads, KV heads, ffn, vocabulary
-QWEN25_05B = [896, 24, 14, 2, 4864, 151936]
+#: Qwen2.5-0.5B(-Instruct)'s shape: hidden, layers, heads, KV heads, ffn, vocabulary
+_Q = memory.KNOWN["Qwen/Qwen2.5-0.5B-Instruct"]
+QWEN25_05B = [_Q.hidden, _Q.layers, _Q.heads, _Q.kv_heads, _Q.ffn, _Q.vocab]
+GSM8K = {"train": 7473, "test": 1319}  # the paper graph's split sizes (its jobs' layouts)
 
 
 def parse(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("out")
     ap.add_argument("--steps", type=int, default=10, help="GRPO optimizer steps (one batch x mu)")
+    ap.add_argument(
+        "--control-steps", type=int, default=10, help="optimizer steps of the zero control phase"
+    )
     ap.add_argument("--eval-prompts", type=int, default=64)
     ap.add_argument("--budget-s", type=float, default=420.0, help="no phase starts after this")
     ap.add_argument(
@@ -115,28 +131,43 @@ def random_model(tok, shape):
     )
 
 
-def phase_train(config, out: Path, records, steps: list[int]) -> dict:
+def control_run(config: dict, steps: int) -> GRPORun:
+    """The zero-success control as the paper's graph lays it out (one process, the training's
+    micro-batch, accumulation making up the step), with TRL's generation and `steps` steps."""
+    paper = cfg.load(Path(__file__).resolve().parents[2] / "config" / "paper.yaml")
+    train = Plan(paper, GSM8K).zero_control_run().sections["train"]
+    run = {**config, "train": {**config["train"], **train}}
+    run["train"].update(
+        max_steps=steps, save_steps=steps, use_vllm=False, bf16=config["train"]["bf16"]
+    )
+    return grpo_run(run, "grpo", 0)
+
+
+def phase_train(run: GRPORun, ref: Path, out: Path, records, shape, prompt_tokens: int) -> dict:
+    """`run` for its max_steps optimizer steps from pi_ref `ref`, written under `out`: seconds
+    per step, and peak GPU memory beside the memory model's for the run as measured (sequences of
+    the records' longest prompt, `prompt_tokens`, and a whole completion)."""
     cuda = torch.cuda.is_available()
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
-    summary = train(
-        grpo_run(config, "grpo", 0),
-        str(out / "ref"),
-        records,
-        out / "train",
-        steps,
-        use_cpu=not cuda,
-    )
+    settings = run.sections["train"]
+    steps = checkpoint_steps(settings, len(records))
+    summary = train(run, str(ref), records, out, steps, use_cpu=not cuda)
     seconds = time.perf_counter() - t0
-    per_step = seconds / config["train"]["max_steps"]
-    settings = config["train"]
+    per_step = seconds / settings["max_steps"]
+    tokens = prompt_tokens + settings["max_completion_length"]
+    device = torch.cuda.get_device_properties(0).total_memory if cuda else 80e9
+    model = memory.train_process(settings, shape, tokens, device)
     return {
         "seconds": seconds,
         "seconds_per_step": per_step,
         "steps_per_s": 1 / per_step,
-        "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
+        "peak_memory_gb": torch.cuda.max_memory_allocated() / 1e9 if cuda else None,
+        "memory_model_gb": model.total / 1e9,
+        "memory_model": {k: v / 1e9 for k, v in model.parts.items()},
         "per_device_batch": summary["grpo_config"]["per_device_train_batch_size"],
+        "grad_accum": settings["grad_accum"],
         "mu": settings["num_iterations"],
         "group_size": settings["num_generations"],
         "completion_tokens": settings["max_completion_length"],
@@ -292,6 +323,26 @@ def phase_server_sync(config, out: Path, records) -> dict:
     return {"dtype": dtype, **found}
 
 
+def imported_distributions() -> list[str]:
+    """The distributions of the modules this process imported that the pipeline's own code (the
+    package and this script) imports by name: what the machine must hold for it (their own
+    requirements: device_wheels.py checks the carried wheels'; the image holds its packages')."""
+    import ast
+    import importlib.metadata as md
+
+    src = Path(__file__).resolve().parents[1] / "src" / "grpo_repro"
+    named = set()
+    for path in [Path(__file__), *src.rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                named |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                named.add(node.module.split(".")[0])
+    owners = md.packages_distributions()
+    loaded = {name.split(".")[0] for name in list(sys.modules)} & named
+    return sorted({d for m in loaded for d in owners.get(m, [])} - {"grpo_repro"})
+
+
 def main(argv=None) -> None:
     a = parse(argv)
     start = time.perf_counter()
@@ -304,8 +355,10 @@ def main(argv=None) -> None:
     tok = build_bpe_tokenizer(texts, config["organism"]["bpe_vocab_size"])
     train_recs = data.render(raw_train, config["prompt"], tok)
     test_recs = data.render(raw_test, config["prompt"], tok)
+    prompt_tokens = max(len(tok(r["prompt"])["input_ids"]) for r in train_recs)
     model = random_model(tok, a.shape)
     save_policy(model, tok, out / "ref")
+    shape = memory.Shape.from_config(model.config.to_dict())
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
     result = {
         "device": gpu,
@@ -315,32 +368,39 @@ def main(argv=None) -> None:
     }
     del model
     print(f"model: {result['parameters'] / 1e6:.1f}M parameters on {gpu}", flush=True)
-    steps = checkpoint_steps(config["train"], len(train_recs))
-    step = steps[-1]
+    step = a.steps
+    final = out / "train" / "checkpoints" / f"step_{step}"
     phases = [
-        ("train", lambda: phase_train(config, out, train_recs, steps)),
         (
-            "eval",
-            lambda: phase_eval(
-                config, out, out / "train" / "checkpoints" / f"step_{step}", test_recs, step
+            "train",
+            lambda: phase_train(
+                grpo_run(config, "grpo", 0), out / "ref", out / "train", train_recs, shape,
+                prompt_tokens,
             ),
         ),
+        (
+            "zero_control",
+            lambda: phase_train(
+                control_run(config, a.control_steps), out / "ref", out / "zero_control",
+                train_recs, shape, prompt_tokens,
+            ),
+        ),
+        ("eval", lambda: phase_eval(config, out, final, test_recs, step)),
         (
             "logits",
             lambda: phase_logits(
-                out / "train" / "checkpoints" / f"step_{step}",
-                [r["prompt"] for r in test_recs[:16]],
-                config["train"]["temperature"],
+                final, [r["prompt"] for r in test_recs[:16]], config["train"]["temperature"]
             ),
         ),
-    ]
-    phases.append(("server_sync", lambda: phase_server_sync(config, out, train_recs)))
+        ("server_sync", lambda: phase_server_sync(config, out, train_recs)),
+    ]  # fmt: skip
     for name, run in phases:
         if time.perf_counter() - start > a.budget_s:
             result[name] = {"skipped": f"past the budget of {a.budget_s:.0f} s"}
         else:
             result[name] = run()
         print(f"{name}: {json.dumps(result[name])}", flush=True)
+        result["distributions"] = imported_distributions()
         write_json(out / "gpu_paper_scale.json", result)
         table = throughput(result)
         if table is not None:

@@ -14,10 +14,9 @@ kind at one beta, a few checkpoints); its own rules are in fixed_point_compact.s
 
 from grpo_repro import config as cfg
 from grpo_repro.fixed_point import runs as fp_runs
-from grpo_repro.gpus import job_gpus
+from grpo_repro.gpus import FP_TRAIN_PRIORITY, job_gpus
 from grpo_repro.report.registry import CATEGORIES
 from grpo_repro.runs import REF, constraint
-from grpo_repro.train.run_settings import grpo_run
 
 
 rule fixed_point_pool:
@@ -53,14 +52,10 @@ use rule train_grpo as fixed_point_train with:
         f"{P.bench}/fixed_point/train/{{run}}.tsv"
     wildcard_constraints:
         run=constraint(P.fp_table),
-    priority: 1  # the longest chain of the default graph (the compact run): started first
+    priority: FP_TRAIN_PRIORITY  # the longest chain of the default graph (the compact run): first
     params:
-        run=lambda w: grpo_run(
-            config,
-            P.fp_table[w.run].variant,
-            P.fp_table[w.run].seed,
-            train_overrides=fp_runs.train_overrides(P.fp, P.fp_table[w.run]),
-        ).params(),
+        # the study's train keys on a layout that fits one GPU (grpo_repro.workflow_plan.Plan.fp_run)
+        run=lambda w: P.fp_run(w.run).params(),
         n_epoch_prompts=P.fp["n_prompts"],
 
 

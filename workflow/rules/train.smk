@@ -8,9 +8,8 @@ of grpo_repro.runs).
 """
 
 from grpo_repro import config as cfg
-from grpo_repro.gpus import job_gpus
+from grpo_repro.gpus import TRAIN_PRIORITY, job_gpus
 from grpo_repro.runs import REF, constraint
-from grpo_repro.train.run_settings import grpo_run
 
 
 rule train_reference:
@@ -57,6 +56,7 @@ rule train_grpo:
         f"{P.bench}/train/{{run}}.tsv"
     wildcard_constraints:
         run=constraint(P.runs),
+    priority: TRAIN_PRIORITY  # before the 1-GPU jobs ready beside it (grpo_repro.gpus)
     conda:
         P.env
     resources:
@@ -67,7 +67,7 @@ rule train_grpo:
         # the run's result-relevant settings (grpo_repro.train.run_settings: variant, GRPO seed,
         # train section less seeds and report_to, two_kl_alpha for two-KL runs only): a plain
         # dict, GRPORun.params(), since Snakemake tracks only builtin params (rerun trigger)
-        run=lambda w: grpo_run(config, P.run_table[w.run].variant, P.run_table[w.run].seed).params(),
+        run=lambda w: P.grpo_run(w.run).params(),
         ref=P.ref_model,
         n_epoch_prompts=P.n_epoch_prompts,
     script:

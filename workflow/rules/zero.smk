@@ -11,7 +11,6 @@ from grpo_repro import zero
 from grpo_repro.gpus import job_gpus
 from grpo_repro.report.registry import CATEGORIES
 from grpo_repro.runs import REF, Tree, run_name
-from grpo_repro.train.run_settings import grpo_run
 
 ZERO = config["zero"]  # the study's settings (the Snakefile includes this file when set)
 ZERO_DIR = f"{P.results}/zero"
@@ -77,7 +76,8 @@ rule zero_control:
     resources:
         gpu=job_gpus(config, "eval"),  # one process, one device
     params:
-        run=grpo_run(config, P.variants[0], P.seeds[0], train_overrides=zero.CONTROL_TRAIN).params(),
+        # one process, on a layout that fits one GPU (grpo_repro.workflow_plan.Plan.zero_control_run)
+        run=P.zero_control_run().params(),
         ref=P.ref_model,
         n_epoch_prompts=P.n_epoch_prompts,
     script:

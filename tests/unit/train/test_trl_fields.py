@@ -137,7 +137,6 @@ REVIEWED = {
             "vllm_structured_outputs_regex",
             "vllm_server_host",  # with vllm_server_base_url set: ignored
             "vllm_server_port",
-            "vllm_gpu_memory_utilization",
             "vllm_max_model_length",
             "vllm_tensor_parallel_size",
         ],
@@ -264,6 +263,10 @@ PAPERS_TRL = {
     "per_device_train_batch_size": 16,
     "gradient_accumulation_steps": 4,
     "sync_ref_model": False,
+    # GRPOConfig never set a schedule: transformers' default, linear decay to 0, no warmup
+    "lr_scheduler_type": "linear",
+    "warmup_steps": 0,
+    "cast_lm_head_to_fp32": False,  # the head in bf16 under autocast (TRL had no other until 2025-11)
 }
 
 
@@ -272,3 +275,5 @@ def test_the_paper_configurations_grpo_config_is_the_papers_trl(tmp_path):
     kwargs, extra = grpo_args(paper_run(**runtime), tmp_path, 2660, devices=7)
     assert {k: kwargs[k] for k in PAPERS_TRL} == PAPERS_TRL
     assert extra["paper_advantage"] is False and extra["advantage"] == "trl"  # no eq. 4 rescale
+    # the log-probs of the ratio, clip and KL at temperature 1: TRL before its #3029 (2025-03-11)
+    assert extra["logprob_temperature"] == 1.0 and kwargs["temperature"] == 0.1

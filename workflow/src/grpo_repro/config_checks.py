@@ -190,6 +190,15 @@ def cross_field_errors(config: dict) -> list[tuple[list, str]]:
                 "resumed from a checkpoint must start at a fresh generation batch",
             )
         )
+    if train.get("lm_head_fp32") and not train.get("bf16"):
+        found.append(
+            (
+                ["train", "lm_head_fp32"],
+                "casts the LM head of bf16 training to float32, and train.bf16 is false: the "
+                "head is float32 already; set train.lm_head_fp32: false, or train.bf16: true",
+                [["train", "bf16"]],
+            )
+        )
     found += layout_errors(config)
     fp = config.get("fixed_point", {})
     mu = {"train.num_iterations": train.get("num_iterations", 1)}

@@ -42,6 +42,13 @@ class GPUError(RuntimeError):
 
 
 JOB_KINDS = ("train", "sft", "eval", "kl")  # the kinds of job that load a model (job_gpus)
+#: Snakemake `priority` of the training rules, which its scheduler honours among the jobs ready at
+#: once: on a GPU node a training job, which holds every GPU, starts before the 1-GPU jobs ready
+#: beside it (evaluating pi_ref, the zero study's screen), which then run side by side on the GPUs
+#: training has released; every other job has Snakemake's default, 0. The compact fixed-point run
+#: comes first of all: the longest chain of the default graph.
+TRAIN_PRIORITY = 1
+FP_TRAIN_PRIORITY = 2
 
 
 def vllm_platform(config: dict) -> str:

@@ -16,12 +16,14 @@ from grpo_repro.data.sources import source as data_source
 from grpo_repro.evaluate import tasks as ev_tasks
 from grpo_repro.figures.registry import FAMILIES
 from grpo_repro.fixed_point import runs as fp_runs
+from grpo_repro.memory import derived_layout
 from grpo_repro.report.registry import CATEGORIES, PLOTS
 from grpo_repro.report.registry import active as active_plots
 from grpo_repro.report.tables import eval_entries
 from grpo_repro.report.temperature import entries as temperature_entries
 from grpo_repro.runs import REF, REPLICATE_ROOT, Tree, grpo_runs, replicate_variants
-from grpo_repro.train.run_settings import checkpoint_steps
+from grpo_repro.train.run_settings import checkpoint_steps, grpo_run
+from grpo_repro.zero import CONTROL_TRAIN
 
 #: the report stage's compute rules (its plot rules come from grpo_repro.report.registry.PLOTS)
 REPORT_COMPUTE = [
@@ -156,6 +158,11 @@ class Plan:
         ref = [t.ref_model(), f"{t.train_dir(REF)}/sft_log.csv", t.run_json(REF)]
         return (ref if self.organism else []) + [t.run_json(r) for r in self.runs]
 
+    def grpo_run(self, name: str):
+        """The GRPORun of run `name` of the default graph (grpo_repro.train.run_settings.grpo_run)."""
+        r = self.run_table[name]
+        return grpo_run(self.config, r.variant, r.seed)
+
     def grpo_prompts(self, tree: Tree | None = None) -> str:
         """The prompts GRPO trains on: the training pool (train.on_pool) or the training split."""
         tree = tree or self.tree
@@ -206,12 +213,28 @@ class Plan:
         """The runs a study compares (grpo_repro.fixed_point.runs.study_runs)."""
         return fp_runs.study_runs(self.fp, study, self.fp_g, self.config["train"]["two_kl_alpha"])
 
+    def fp_run(self, name: str):
+        """The GRPORun of fixed-point run `name`: its study's train keys
+        (grpo_repro.fixed_point.runs.train_overrides) on a layout that fits one GPU
+        (grpo_repro.memory.derived_layout)."""
+        r = self.fp_table[name]
+        over = derived_layout(self.config, fp_runs.train_overrides(self.fp, r))
+        return grpo_run(self.config, r.variant, r.seed, train_overrides=over)
+
     def fixed_point_targets(self) -> list[str]:
         """The default graph's share of the stage: the compact study's page, figure and resolution
         table (none when fixed_point.compact is null); the other studies are named targets."""
         if fp_runs.COMPACT not in self.fp_studies:
             return []
         return [f"{self.fp_compact_dir}/{f}" for f in FP_COMPACT_FILES]
+
+    # --- zero
+    def zero_control_run(self):
+        """The GRPORun of the zero-success control: the first variant's first-seed run in one
+        process (grpo_repro.zero.CONTROL_TRAIN) on a layout that fits one GPU
+        (grpo_repro.memory.derived_layout)."""
+        over = derived_layout(self.config, CONTROL_TRAIN)
+        return grpo_run(self.config, self.variants[0], self.seeds[0], train_overrides=over)
 
     # --- report and replicates
     def report_figures(self, plot, split=None) -> list[tuple[str, dict | None]]:

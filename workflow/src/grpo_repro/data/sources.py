@@ -43,6 +43,9 @@ class Source:
     file_format: str = ""  # what a local file holds, for messages
     gold: Callable[[str], str] = gold_number  # answer format: a solution's gold number
     word_level: bool = False  # the organism's word-level tokenizer reads its questions
+    #: an upper bound on a rendered prompt's tokens (question, instruction, system prompt and chat
+    #: template), the sequence length of the memory model (grpo_repro.memory.seq_tokens)
+    max_prompt_tokens: int = 0
 
     def paths(self, data: dict) -> dict[str, str | None]:
         """{split: local file or None} of the configured data section."""

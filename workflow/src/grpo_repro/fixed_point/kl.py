@@ -25,6 +25,7 @@ import pandas as pd
 #: bytes one chunk's logits may take (float32 logits and log_softmax's output of the same size)
 LOGITS_BUDGET = 2 * 2**30
 FLOAT32 = 4  # bytes
+SAMPLER_PROMPTS = 32  # prompts the KL's sampler draws from at once (x the samples per prompt)
 
 
 def chunk_rows(width: int, vocab: int, budget: int = LOGITS_BUDGET) -> int:
@@ -95,7 +96,7 @@ def kl_table(
 
     policy, tok = load_policy(policy_dir, device=device)
     ref, _ = load_policy(ref_dir, device=device)
-    sampler = HFSampler(policy, tok, batch_prompts=32)
+    sampler = HFSampler(policy, tok, batch_prompts=SAMPLER_PROMPTS)
     params = SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens)
     seeds = [derive_seed(seed, "kl", run, r["prompt_id"]) for r in records]
     out = sampler.sample([r["prompt"] for r in records], samples, params, seeds)

@@ -48,6 +48,17 @@ def verdict_lines(s: dict) -> list[str]:
     ]
 
 
+def trl_era(t: dict) -> str:
+    """The three settings of TRL's era the run chose (docs/gpu.md, "The paper's TRL"), in words."""
+    temp = t["logprob_temperature"]
+    at = f"{temp:g}" if temp is not None else f"{t['temperature']:g}, the sampling one"
+    head = "float32" if t["lm_head_fp32"] or not t["bf16"] else "bf16 under autocast"
+    return (
+        f"TRL's era (docs/gpu.md): the loss's log-probs at temperature {at}, learning-rate "
+        f"schedule {t['lr_schedule']}, LM head in {head}."
+    )
+
+
 def _header(s: dict) -> list[str]:
     cfg = s["config"]
     t = cfg["train"]
@@ -59,7 +70,8 @@ def _header(s: dict) -> list[str]:
         f"`{cfg['model']['name_or_path'] or 'organism (built by the pipeline)'}`; data `{cfg['data']['source']}`; "
         f"beta = {t['beta']}, smoothing eps = {t['smoothing_eps']}, advantage = {t['advantage']}, "
         f"mu = {t['num_iterations']}, G = {t['num_generations']}, lr = {t['learning_rate']}; "
-        f"{cfg['eval']['samples']} samples per prompt; GRPO seeds {t['seeds']}. Intervals: 95%; "
+        f"{cfg['eval']['samples']} samples per prompt; GRPO seeds {t['seeds']}. {trl_era(t)} "
+        "Intervals: 95%; "
         "pooled over GRPO seeds: a crossed bootstrap that resamples seeds and prompts; per seed: a "
         f"bootstrap over prompts ({cfg['report']['n_bootstrap']} resamples).",
         "",

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 SERVER_TIMEOUT_S = 240.0  # TRL client wait for the server (its default; serve() saw it healthy)
 GROUP_PORT = 51216  # TRL's default weight-sync port, used only in server mode (launch picks one)
+#: the share of a GPU a colocated vLLM engine reserves (train.vllm_mode colocate; TRL's default,
+#: stated): the memory model's (grpo_repro.memory.train_process)
+VLLM_COLOCATE_MEMORY = 0.3
 
 
 def uses_server(train) -> bool:
@@ -94,7 +97,8 @@ def grpo_args(
         entropy_coef=0.0,  # no entropy bonus (the paper's objective has none)
         use_adaptive_entropy=False,
         off_policy_mask_threshold=None,  # no off-policy sequence masking
-        cast_lm_head_to_fp32=False,
+        # the LM head's precision under bf16 autocast (train.lm_head_fp32; the paper's TRL: bf16)
+        cast_lm_head_to_fp32=train.lm_head_fp32,
         router_aux_loss_coef=None,  # dense models: no MoE auxiliary loss
         # generation
         max_completion_length=train.max_completion_length,
@@ -117,6 +121,7 @@ def grpo_args(
         vllm_server_base_url=run.server_url,  # None: unused (colocate)
         vllm_group_port=int(GROUP_PORT if run.group_port is None else run.group_port),
         vllm_server_timeout=SERVER_TIMEOUT_S,
+        vllm_gpu_memory_utilization=VLLM_COLOCATE_MEMORY,  # colocate only
         # no importance-sampling correction between vLLM's sampler and the policy (the paper's TRL had
         # none; it would reweight the loss silently when use_vllm is on)
         vllm_importance_sampling_correction=False,
@@ -150,6 +155,10 @@ def grpo_args(
         "paper_advantage": settings["paper_advantage"],
         "smoothing_eps": train.smoothing_eps if settings["paper_advantage"] else None,
         "devices": devices,
+        # the loss's log-probs at logits / this (PaperGRPOTrainer.use_logprob_temperature)
+        "logprob_temperature": train.temperature
+        if train.logprob_temperature is None
+        else train.logprob_temperature,
     }
     if "kl_weights" in settings:  # two-KL variants only: the other variants' settings never change
         extra["two_kl_alpha"] = float(train.two_kl_alpha)

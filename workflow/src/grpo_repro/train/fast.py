@@ -89,7 +89,7 @@ class SharedPrefixLogps:
                 input_ids,
                 attention_mask,
                 logits_to_keep,
-                self.temperature,
+                self.loss_temperature,  # the loss's (train.logprob_temperature), not sampling's
                 compute_entropy,
                 self.accelerator.autocast(),
             )

@@ -83,6 +83,7 @@ def build_trainer(
             **({} if fast is None else {"fast_options": fast}),
         )
     trainer.paper_eps = extra["smoothing_eps"]
+    trainer.use_logprob_temperature(extra["logprob_temperature"])  # train.logprob_temperature
     if "kl_weights" in extra:  # the two-KL loss (grpo_repro.train.trainer.two_kl_loss); None: TRL's
         trainer.kl_weights = tuple(extra["kl_weights"])
     return trainer, args, extra

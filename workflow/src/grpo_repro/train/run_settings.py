@@ -57,9 +57,11 @@ class TrainSettings:
     grad_accum: int  # gradient accumulation steps (paper: 4)
     max_completion_length: int  # completion length in tokens (paper: "context length 200")
     temperature: float  # sampling temperature during training (paper: 0.1)
+    logprob_temperature: float | None  # the loss's log-probs at logits / this; None: temperature
     max_steps: int | None  # optimizer steps; None = one epoch of the training prompts
     save_steps: int  # checkpoint every this many optimizer steps (step 0 = pi_ref)
     bf16: bool  # bf16 weights (GPU only)
+    lm_head_fp32: bool  # with bf16: the LM head in float32 (TRL's cast_lm_head_to_fp32)
     use_vllm: bool  # vLLM generation (on vllm.platform)
     vllm_mode: str  # with use_vllm: colocate (engine in each training process) | server (+1 GPU)
     fast_step: bool  # true: batched sampler, shared-prefix log-probs (same loss) | false: TRL's

@@ -1,7 +1,8 @@
 """The project's GRPO trainer: TRL 1.16's GRPOTrainer with the paper's smoothed whitened advantage,
 eq. (4) (grpo_repro.train.trl_variant.paper_advantage), an epoch-seeded prompt order, the mirror
-variants' anchor restored on resume and the two-KL variants' loss (Lemma 2, Thm 9) (Sec. 2
-objective, Sec. 6 experiment).
+variants' anchor restored on resume, the two-KL variants' loss (Lemma 2, Thm 9) and the loss's
+log-probs at a temperature of their own (train.logprob_temperature: the paper's TRL computed them at
+1 while it sampled at 0.1) (Sec. 2 objective, Sec. 6 experiment).
 
 The two-KL loss (docs/theory.md Sec. 2 (c)) is TRL's GRPO loss with the KL term
 beta [alpha KL(pi || pi_ref) + (1 - alpha) KL(pi || pi_{n-1})], pi_{n-1} the policy that sampled the
@@ -63,8 +64,33 @@ class PaperGRPOTrainer(GRPOTrainer):
 
     paper_eps: float | None = None
     kl_weights: tuple[float, float] | None = None  # two-KL variants only (two_kl_loss)
+    #: the temperature of the loss's log-probs when it is not the sampling one (train.
+    #: logprob_temperature: use_logprob_temperature); None: TRL's, the sampling temperature
+    logprob_temperature: float | None = None
     #: set by two_kl_loss while it runs: [the policy forward's result], shared by its two evaluations
     _logps_memo: list | None = None
+
+    @property
+    def loss_temperature(self) -> float:
+        """The temperature the loss's log-probs (ratio, clip, KL) divide the logits by."""
+        return self.temperature if self.logprob_temperature is None else self.logprob_temperature
+
+    def use_logprob_temperature(self, t: float) -> None:
+        """The loss's log-probs of the policy, the sampling policy and pi_ref at logits / t instead
+        of TRL 1.16's logits / temperature (the paper's TRL, before its #3029 of 2025-03-11: t = 1).
+        TRL puts the temperature into the fused LM head it adds to both models in __init__
+        (trl.trainer.utils.add_fused_lm_head, which every log-prob of the loss goes through); the
+        head is added again at t, with TRL's other arguments. t = the sampling temperature changes
+        nothing."""
+        if float(t) == float(self.temperature):
+            return
+        from trl.trainer.utils import add_fused_lm_head
+
+        fp32 = self.args.cast_lm_head_to_fp32
+        add_fused_lm_head(self.model, t, fp32, outputs=("log_probs", "entropy"))
+        if self.ref_model is not None:
+            add_fused_lm_head(self.ref_model, t, fp32)
+        self.logprob_temperature = float(t)
 
     def _get_train_sampler(self, dataset=None):
         base = super()._get_train_sampler(dataset)

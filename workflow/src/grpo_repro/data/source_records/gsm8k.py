@@ -24,4 +24,8 @@ SOURCE = Source(
     hub_config="main",
     published={"train": 7473, "test": 1319},  # openai/gsm8k, config main
     file_format="fields question, answer",
+    # the longest question of both splits is 985 characters (about 270 tokens of Qwen2.5's
+    # tokenizer, which splits numbers into digits), plus the system prompt, the instruction and the
+    # chat template's markers
+    max_prompt_tokens=384,
 )

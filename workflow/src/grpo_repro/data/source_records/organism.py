@@ -19,4 +19,7 @@ def organism_records(config: dict) -> dict:
     return generate(sizes, spec, seed=config["seed"], dedup=org["dedup"])
 
 
-SOURCE = Source("organism", "organism", generate=organism_records, word_level=True)
+#: a problem of organism.max_steps 3 steps is about 40 words, one token each, plus the instruction
+SOURCE = Source(
+    "organism", "organism", generate=organism_records, word_level=True, max_prompt_tokens=64
+)
