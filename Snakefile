@@ -16,9 +16,11 @@ from grpo_repro.config import ConfigError, load_yaml
 
 min_version("9.0")
 
+# the workflow's own folder: this file's, also where another workflow uses it as a module
+ROOT = workflow.current_basedir.get_path_or_uri(secret_free=True)
 # the default configuration, found from the workflow (relative to the working directory, which
 # `--directory DIR` makes the run's own: its results/, logs and .snakemake/ go there)
-DEFAULT_CONFIG = os.path.relpath(os.path.join(workflow.basedir, "config", "config.yaml"))
+DEFAULT_CONFIG = os.path.relpath(os.path.join(ROOT, "config", "config.yaml"))
 try:  # a YAML error named with file and line (Snakemake's own message names neither)
     load_yaml(DEFAULT_CONFIG)
 except ConfigError as err:

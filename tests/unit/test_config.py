@@ -215,7 +215,7 @@ def test_stage_provenance(tmp_path):
     theory = tmp_path / "theory" / "derivations.json"
     theory.parent.mkdir()
     theory.write_text("{}")
-    written = write_stage_provenance(tmp_path, metadata=tmp_path / "none")
+    written = write_stage_provenance(tmp_path, logs=tmp_path / "none")
     assert sorted(p.parent.name for p in written) == ["evaluate", "theory"]  # train: only work/
     prov = json.loads((tmp_path / "evaluate" / "PROVENANCE.json").read_text())
     entry = prov["files"]["grpo/step_4.csv"]
@@ -223,12 +223,12 @@ def test_stage_provenance(tmp_path):
     assert prov["versions"][entry["versions"]]["torch"]
 
     theory_record = (tmp_path / "theory" / "PROVENANCE.json").read_bytes()
-    assert write_stage_provenance(tmp_path, metadata=tmp_path / "none") == []  # nothing new
+    assert write_stage_provenance(tmp_path, logs=tmp_path / "none") == []  # nothing new
     later = (tmp_path / "evaluate" / "PROVENANCE.json").stat().st_mtime + 1
     step8 = step.with_name("step_8.csv")
     step8.write_text("prompt_id,successes\na,2\n")
     os.utime(step8, (later, later))  # written after the record, e.g. by a killed run
-    written = write_stage_provenance(tmp_path, metadata=tmp_path / "none")
+    written = write_stage_provenance(tmp_path, logs=tmp_path / "none")
     assert [p.parent.name for p in written] == ["evaluate"]
     assert (tmp_path / "theory" / "PROVENANCE.json").read_bytes() == theory_record
     files = json.loads((tmp_path / "evaluate" / "PROVENANCE.json").read_text())["files"]

@@ -1,10 +1,9 @@
 """Provenance (grpo_repro.provenance): each file's record names the job that made it (its rule and
-params, from Snakemake's own record) and is rewritten only by a job that touched it; a results tree
+params, from the record the job wrote of itself) and is rewritten only by a job that touched it; a results tree
 copied without Snakemake's records is checked file by file against the params the current
 configuration gives their rules, naming only the folders a changed setting touches, also when
 nothing would be scheduled."""
 
-import json
 import os
 import shutil
 
@@ -14,7 +13,6 @@ import yaml
 from grpo_repro import io
 from grpo_repro.provenance import (
     config_changes,
-    job_record,
     made_by,
     params_changes,
     stale_outputs,
@@ -38,18 +36,33 @@ def test_params_changes_read_the_settings_from_the_params():
     assert params_changes(old, None) == ["the rule is gone"]
 
 
-def test_job_record_reads_snakemake_s_record(tmp_path):
-    """The record file is named by the output path's URL-safe base64, cut into pieces of at most
-    254 characters, all but the last prefixed with @ (Snakemake's persistence/file.py)."""
-    import base64
+def test_a_job_records_itself_when_it_ends_well(tmp_path):
+    """io.log_to(log, job=sm): when the process ends without an uncaught exception, the job's
+    record (rule, params as Snakemake compares them, outputs) lies beside its log; a job that
+    fails leaves none; provenance reads the records by output path (job_records)."""
+    import subprocess
+    import sys
 
-    long = "results/" + "x" * 300 + ".csv"
-    b64 = base64.urlsafe_b64encode(long.encode()).decode()
-    where = tmp_path / ("@" + b64[:254]) / b64[254:]
-    where.parent.mkdir()
-    where.write_text(json.dumps({"rule": "r", "params": ["1"], "endtime": 5.0}))
-    assert job_record(tmp_path, long) == {"rule": "r", "params": ["1"], "ended": 5.0}
-    assert job_record(tmp_path, "results/other.csv") is None
+    from grpo_repro.provenance import job_records
+
+    script = """
+import sys
+from types import SimpleNamespace
+from grpo_repro import io
+job = SimpleNamespace(rule="r", params=[1, {"a": 2}, lambda: 0], output=["results/x.csv"])
+io.log_to(sys.argv[1], job=job)
+if sys.argv[2] == "fail":
+    raise RuntimeError("the job failed")
+"""
+    for name, how in (("ok", "pass"), ("bad", "fail")):
+        log = tmp_path / "logs" / f"{name}.log"
+        subprocess.run([sys.executable, "-c", script, str(log), how], check=how == "pass")
+    assert not io.job_record_path(tmp_path / "logs" / "bad.log").exists()
+    rec = io.read_json(io.job_record_path(tmp_path / "logs" / "ok.log"))
+    assert rec["rule"] == "r" and rec["params"] == ["1", "{'a': 2}"]  # builtins, sorted reprs
+    assert job_records(tmp_path / "logs") == {
+        "results/x.csv": {"rule": "r", "params": ["1", "{'a': 2}"], "ended": rec["ended"]}
+    }
 
 
 def test_made_by_finds_the_job_of_a_directory_output_and_of_files_written_beside_outputs(
@@ -58,30 +71,23 @@ def test_made_by_finds_the_job_of_a_directory_output_and_of_files_written_beside
     """A file inside a directory output (pi_ref's model) has its directory's record; a file a job
     writes beside its declared output (a run's checkpoints beside run.json) has that output's,
     named by `output`; a file in a folder of the stage with no recorded file has none."""
-    import base64
-
     monkeypatch.chdir(tmp_path)
-    meta = tmp_path / "meta"
-    meta.mkdir()
-
-    def recorded(path, rule):
-        name = base64.urlsafe_b64encode(path.encode()).decode()
-        (meta / name).write_text(json.dumps({"rule": rule, "params": [], "endtime": 1.0}))
-
+    records = {
+        "results/train/ref/model": {"rule": "train_reference", "params": [], "ended": 1.0},
+        "results/train/grpo/run.json": {"rule": "train_grpo", "params": [], "ended": 1.0},
+    }
     stage = tmp_path / "results/train"
     for f in ("ref/model/config.json", "grpo/run.json", "grpo/checkpoints/step_4/w.bin", "x/y.txt"):
         (stage / f).parent.mkdir(parents=True, exist_ok=True)
         (stage / f).write_text("0")
-    recorded("results/train/ref/model", "train_reference")
-    recorded("results/train/grpo/run.json", "train_grpo")
     here = stage.relative_to(tmp_path)
-    model = made_by(meta, here / "ref/model/config.json", here)
+    model = made_by(records, here / "ref/model/config.json", here)
     assert model["rule"] == "train_reference" and model["output"] == "results/train/ref/model"
-    ckpt = made_by(meta, here / "grpo/checkpoints/step_4/w.bin", here)
+    ckpt = made_by(records, here / "grpo/checkpoints/step_4/w.bin", here)
     assert ckpt["rule"] == "train_grpo" and ckpt["output"] == "results/train/grpo/run.json"
-    assert made_by(meta, here / "grpo/run.json", here)["rule"] == "train_grpo"
-    assert "output" not in made_by(meta, here / "grpo/run.json", here)
-    assert made_by(meta, here / "x/y.txt", here) is None
+    assert made_by(records, here / "grpo/run.json", here)["rule"] == "train_grpo"
+    assert "output" not in made_by(records, here / "grpo/run.json", here)
+    assert made_by(records, here / "x/y.txt", here) is None
 
 
 def _run(work, *args, config=None):

@@ -96,6 +96,28 @@ def test_every_hub_path_reads_the_stand_in_offline(offline_hub):
     assert len(split) == 64
 
 
+def test_the_hub_is_read_through_the_libraries_public_calls(offline_hub, monkeypatch):
+    """A model's snapshot comes from huggingface_hub's snapshot_download (local files only), a
+    dataset's split from `datasets`' load_from_disk of the folder the prefetch saved: no folder
+    layout of either library is decoded by hand."""
+    import datasets
+    import huggingface_hub
+
+    calls = []
+    for mod, name in ((huggingface_hub, "snapshot_download"), (datasets, "load_from_disk")):
+        real = getattr(mod, name)
+
+        def spy(*a, _real=real, _name=name, **k):
+            calls.append((_name, k.get("local_files_only")))
+            return _real(*a, **k)
+
+        monkeypatch.setattr(mod, name, spy)
+    config = rehearsal_config()
+    hub.local_dir(hub.spec(config["model"]))
+    assert len(hub.dataset_split("openai/gsm8k", "main", config["data"]["hub_revision"], "test"))
+    assert ("snapshot_download", True) in calls and ("load_from_disk", None) in calls
+
+
 def test_a_model_missing_from_the_cache_names_the_prefetch(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path))
     with pytest.raises(hub.HubError, match="python -m grpo_repro.prefetch"):

@@ -177,7 +177,7 @@ def test_figures_report_and_fixed_point_stage_pick_it_up(toy, default_config):
 
 
 def test_the_schema_on_disk_names_the_registered_variants():
-    """The schema's variant names are written out (Snakemake's validate() reads the file as it is):
+    """The schema's variant names are written out (the loader reads the file as it is):
     a new trained variant is one record and one name in each of these three lines."""
     defs = load_schema()["$defs"]
     trained = reg.names(trained=True)

@@ -222,3 +222,37 @@ def test_what_a_job_would_refuse_is_refused_at_load(tmp_path, organism, key, sai
     with pytest.raises(cfg.ConfigError) as err:
         cfg.load(mine)
     assert f"config key '{key}' ({mine}:" in str(err.value) and said in str(err.value)
+
+
+#: put on PYTHONPATH of a dry run: counts each validation of a whole configuration against the
+#: schema (any jsonschema validator's iter_errors over a mapping with the sections train and eval)
+COUNT_SCHEMA_PASSES = """
+import atexit, jsonschema.validators as v
+passes = []
+def counted(cls):
+    orig = cls.iter_errors
+    def iter_errors(self, instance, *a, **k):
+        if isinstance(instance, dict) and {"train", "eval"} <= set(instance):
+            passes.append(1)
+        return orig(self, instance, *a, **k)
+    cls.iter_errors = iter_errors
+    return cls
+counted(v.Draft202012Validator)
+create = v.create
+v.create = lambda *a, **k: counted(create(*a, **k))  # classes made later (validators.extend)
+atexit.register(lambda: print(f"SCHEMA_PASSES={len(passes)}"))
+"""
+
+
+def test_the_configuration_meets_the_schema_once_per_load(tmp_path):
+    """The workflow validates the configuration against the schema in one pass (grpo_repro.config.
+    check, whose messages name key, file and line), not a second time through another validator."""
+    import os
+
+    from tests.helpers import snakemake
+
+    (tmp_path / "sitecustomize.py").write_text(COUNT_SCHEMA_PASSES)
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}"}
+    res = snakemake(["-n", "-d", str(tmp_path / "run")], ROOT, env=env, timeout=300)
+    assert res.returncode == 0, res.log[-2000:]
+    assert "SCHEMA_PASSES=1" in res.stdout, res.log[-2000:]

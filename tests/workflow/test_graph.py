@@ -277,11 +277,13 @@ def test_scripts_read_only_their_rule():
     for script in sorted((ROOT / "workflow" / "scripts").glob("*.py")):
         text = script.read_text()
         assert not re.search(r"\b(sm|snakemake)\.config\b", text), script.name
-        assert "io.log_to(sm.log[0])" in text, f"{script.name}: one logging line, io.log_to"
+        assert "io.log_to(sm.log[0], job=sm)" in text, f"{script.name}: one logging line, io.log_to"
 
 
-#: what common.smk gives every rule file (the plan and two helpers) and what the Snakefile reads
+#: what common.smk gives every rule file (the plan and two helpers), what the Snakefile reads, and
+#: the workflow's folder the Snakefile finds (ROOT: its own, also where the workflow is a module)
 SHARED = {
+    "ROOT",
     "P",
     "code",
     "settings",

@@ -50,8 +50,8 @@ import torch
 from grpo_repro import config as cfg
 from grpo_repro import memory
 from grpo_repro.data import sets as data
-from grpo_repro.data.gsm8k import load_gsm8k
 from grpo_repro.data.prepare import build_bpe_tokenizer
+from grpo_repro.data.source_records.gsm8k import load_gsm8k
 from grpo_repro.evaluate.job import run_eval_job
 from grpo_repro.io import write_json, write_jsonl
 from grpo_repro.models import load_policy, save_policy

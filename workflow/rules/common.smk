@@ -1,7 +1,7 @@
 """Configuration checks, the run's plan and the helpers every rule file uses.
 
 The configuration is checked once (grpo_repro.config.check: schema, renamed keys, cross-field rules;
-errors name key, file and line; Snakemake's validate() then fills in the schema's defaults) and the
+errors name key, file and line: one schema pass, config/config.yaml holding every key's value) and the
 data against it, before any job is scheduled. `P` (grpo_repro.workflow_plan.Plan) holds every name
 the rule files share (paths, run tables, checkpoint steps, entries). Each rule's code inputs are
 derived (`code()`: the import closure of its script in the package), never listed by hand; each GPU
@@ -14,12 +14,10 @@ import os
 import time
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
 from grpo_repro import config as cfg
 from grpo_repro import hub, prefetch
 from grpo_repro.codedeps import closure, put_on_pythonpath
-from grpo_repro.config_checks import SCHEMA_PATH
 from grpo_repro.data.sets import check_sources
 from grpo_repro.data.sources import record_module
 from grpo_repro.data.sizes import check_sizes
@@ -31,18 +29,17 @@ from grpo_repro.workflow_plan import Plan
 def here(path):
     """A path of the workflow's own files (scripts, package, resources), relative to the working
     directory: the same as `path` in the checkout, and found from a run's own --directory."""
-    return os.path.relpath(os.path.join(workflow.basedir, path))
+    return os.path.relpath(os.path.join(ROOT, path))
 
 
-put_on_pythonpath(os.path.join(workflow.basedir, "workflow", "src"))  # jobs import this checkout
+put_on_pythonpath(os.path.join(ROOT, "workflow", "src"))  # jobs import this checkout
 CONFIG_FILES = cfg.precedence(workflow.configfiles)  # the default file first, then --configfile's
 for key in ("train_path", "test_path"):  # a relative data path: the working directory's, else
     path = config["data"].get(key)  # the checkout's (the shipped excerpt under --directory)
     if path and not os.path.isabs(path) and not os.path.exists(path):
         config["data"][key] = here(path) if os.path.exists(here(path)) else path
 try:
-    cfg.check(config, CONFIG_FILES)
-    validate(config, SCHEMA_PATH)  # Snakemake's own: the schema's defaults filled in
+    cfg.check(config, CONFIG_FILES)  # the schema's one pass (its messages name key, file and line)
     # every process of the run (each job's too) reads the hub's files from the cache only
     hub.use_cache(config)
     # local data and model exist, the data sizes fit the data (the hub's files in the cache:
@@ -54,7 +51,7 @@ except ValueError as err:  # ConfigError is a ValueError
 
 P = Plan(config, DATA_SIZES)  # the names every rule file reads (grpo_repro.workflow_plan)
 RUN_STARTED = []  # when this invocation started its jobs (on_start)
-METADATA = ".snakemake/metadata"  # Snakemake's records of the jobs that made each output
+METADATA = ".snakemake/metadata"  # Snakemake's records: only whether it has any (check_copied_tree)
 
 
 wildcard_constraints:
@@ -135,7 +132,7 @@ def on_success():
     from grpo_repro.provenance import write_stage_provenance
     from grpo_repro.report.summary import stage_times
 
-    write_stage_provenance(P.results, metadata=METADATA)
+    write_stage_provenance(P.results, logs=P.logs)  # from the jobs' own records
     print(stage_times(P.bench, since=RUN_STARTED[0] if RUN_STARTED else None))
 
 

@@ -6,7 +6,7 @@ from grpo_repro.data.prepare import prepare
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     prepare(sm.params.settings, dict(sm.output.items()))
 
 

@@ -9,7 +9,7 @@ from grpo_repro.preflight import check_device
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     settings = sm.params.settings
     device = device_sections(settings)
     n = gpus.requested(sm.resources)

@@ -10,7 +10,7 @@ from grpo_repro.figures import registry
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     t0 = time.perf_counter()
     frames = registry.run(sm.params.func, dict(sm.params.cfg), dict(sm.output.items()))
     for name, df in frames.items():

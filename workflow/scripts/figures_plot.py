@@ -6,7 +6,7 @@ from grpo_repro.figures import registry
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     csvs = {k: v for k, v in sm.input.items() if k != "code"}
     registry.resolve(sm.params.func)(csvs, list(sm.output), **dict(sm.params.extra))
     print(f"{sm.params.func}: wrote {', '.join(sm.output)}")

@@ -14,7 +14,7 @@ def read(path: str) -> pd.DataFrame:
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     p = sm.params
     ref = read(sm.input.ref)
     parts, trajectories = [], []

@@ -10,7 +10,7 @@ from grpo_repro.fixed_point.kl import kl_table
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     torch.set_num_threads(sm.threads)
     p = sm.params
     with gpus.acquire(gpus.requested(sm.resources)) as ids:  # sets CUDA_VISIBLE_DEVICES

@@ -6,7 +6,7 @@ from grpo_repro.fixed_point import plots
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     plots.draw(
         {"prompts": sm.input.prompts, "summary": sm.input.summary},
         list(sm.output),

@@ -6,7 +6,7 @@ from grpo_repro.data.sets import read_prompts
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     records = read_prompts(sm.input.pool)[: sm.params.n]
     io.write_jsonl(sm.output.pool, records)
     print(f"{len(records)} prompts")

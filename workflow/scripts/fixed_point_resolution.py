@@ -9,7 +9,7 @@ from grpo_repro.fixed_point import aggregate
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     p = sm.params
     prompts = pd.read_csv(sm.input.prompts, dtype={"prompt_id": str})
     table = aggregate.resolution_table(

@@ -8,7 +8,7 @@ from grpo_repro.fixed_point import markdown
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     pages = {
         study: Path(path).read_text() for study, path in zip(sm.params.studies, sm.input.pages)
     }

@@ -9,7 +9,7 @@ from grpo_repro.fixed_point import compare
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     p = sm.params
     ref = pd.read_csv(sm.input.ref, dtype={"prompt_id": str})
     parts = [

@@ -8,7 +8,7 @@ from grpo_repro.report import temperature as tp
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     frames = {int(s): pd.read_csv(p) for s, p in zip(sm.params.seeds, sm.input.best)}
     table = tp.replicate_table(frames)
     table = table[table["variant"].isin(sm.params.variants)]

@@ -8,7 +8,7 @@ from grpo_repro.report import tables
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     long = tables.read_long(sm.input.long)
     n_boot, seed = sm.params.n_bootstrap, sm.params.seed
     prompts = amp.final_vs_ref(long)

@@ -8,7 +8,7 @@ from grpo_repro.report.landing import landing_rst
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     picture, law, zero = (
         Path(sm.input[k]).read_bytes() if sm.input.get(k) else None
         for k in ("picture", "fp_picture", "zero_picture")

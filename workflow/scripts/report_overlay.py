@@ -7,7 +7,7 @@ from grpo_repro.report import overlay, tables
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     long = tables.read_pooled(sm.input.long)  # the mean over GRPO seeds
     runs = {v: io.read_json(p)["config"] for v, p in zip(sm.params.variants, sm.input.runs)}
     traj = overlay.overlay_trajectories(

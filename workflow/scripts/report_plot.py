@@ -6,7 +6,7 @@ from grpo_repro.report import registry
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     files = {k: v for k, v in sm.input.items() if k != "code"}
     registry.resolve(sm.params.func)(
         files,

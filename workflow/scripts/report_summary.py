@@ -15,7 +15,7 @@ def read(path: str | None) -> pd.DataFrame | None:
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     variants, inp = sm.params.variants, sm.input
     s = summary.build(
         mean=pd.read_csv(inp.mean),

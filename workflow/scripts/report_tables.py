@@ -6,7 +6,7 @@ from grpo_repro.report import tables
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     long = tables.load_long(sm.params.entries, sm.params.steps)
     io.write_csv(sm.output.long, long)
     print(f"{len(long)} rows from {len(sm.params.entries)} tables")

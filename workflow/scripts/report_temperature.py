@@ -9,7 +9,7 @@ from grpo_repro.report import temperature as tp
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     n_boot, seed = sm.params.n_bootstrap, sm.params.seed
     classes = {}
     for split, path in zip(sm.params.splits, sm.input.data):

@@ -6,7 +6,7 @@ from grpo_repro.report.tables import training_frame
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     frame = training_frame(dict(zip(sm.params.runs, sm.input.logs)))
     io.write_csv(sm.output.csv, frame)
     print(frame.groupby(["variant", "metric"])["value"].describe().to_string())

@@ -6,7 +6,7 @@ from grpo_repro.report import tables
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     traj = tables.trajectories(tables.read_long(sm.input.long), sm.params.n_prompts, sm.params.seed)
     io.write_csv(sm.output.csv, traj)
     print(traj.groupby("split")["prompt_id"].unique())

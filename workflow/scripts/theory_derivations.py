@@ -10,7 +10,7 @@ from grpo_repro.theory.cli import run_stage
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     t = sm.params.theory
     sys.exit(
         run_stage(

@@ -12,7 +12,7 @@ from grpo_repro.train.run_settings import GRPORun
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     # the run (its params, grpo_run(...).params()) and its tracker: train.report_to, a resource
     # (speed only: changing it reruns nothing), a runtime field of the run
     run = GRPORun.from_params(sm.params.run, report_to=sm.resources.get("report_to", "none"))

@@ -7,7 +7,7 @@ from grpo_repro.train import sft
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     s = sm.params.settings
     with gpus.acquire(gpus.requested(sm.resources)):  # sets CUDA_VISIBLE_DEVICES
         sft.run(

@@ -15,7 +15,7 @@ from grpo_repro.train.run_settings import GRPORun, checkpoint_steps
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     run = GRPORun.from_params(sm.params.run)
     zeros = zero.read_zeros(sm.input.prompts)
     # the main runs' steps

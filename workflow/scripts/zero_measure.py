@@ -12,7 +12,7 @@ from grpo_repro.preflight import check_device
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     # speed only (config.SPEED_ONLY): a resource, not a param, so a change reruns nothing
     settings = {**sm.params.settings, "batch_prompts": sm.resources.batch_prompts}
     n, n_mid = int(sm.params.samples), int(settings["eval"]["samples"])

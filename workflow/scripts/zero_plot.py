@@ -6,7 +6,7 @@ from grpo_repro.report import plot_zero
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     plot_zero.draw(
         sm.input.table, sm.input.passk, zero.upper_bound(0, sm.params.samples), list(sm.output)
     )

@@ -15,7 +15,7 @@ from grpo_repro.runs import REF
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     # speed only (config.SPEED_ONLY): a resource, not a param, so a change reruns nothing
     settings = {**sm.params.settings, "batch_prompts": sm.resources.batch_prompts}
     n = int(sm.params.samples)

@@ -10,7 +10,7 @@ from grpo_repro.report import zero_text
 
 
 def main(sm) -> None:
-    io.log_to(sm.log[0])
+    io.log_to(sm.log[0], job=sm)
     prompts = pd.read_csv(sm.input.prompts)
     measured = pd.read_csv(sm.input.measured)
     zeros = prompts[prompts["zero"]]

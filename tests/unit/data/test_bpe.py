@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from grpo_repro.data.gsm8k import load_gsm8k
 from grpo_repro.data.prepare import (
     DEFAULT_SYSTEM,
     IM_END,
@@ -17,6 +16,7 @@ from grpo_repro.data.prepare import (
     prepare,
 )
 from grpo_repro.data.sets import read_prompts
+from grpo_repro.data.source_records.gsm8k import load_gsm8k
 from grpo_repro.reward import is_correct
 from tests.helpers import ROOT, rehearsal
 

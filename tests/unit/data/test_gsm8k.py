@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from grpo_repro.data import gsm8k
-from grpo_repro.data.gsm8k import DataError, load_gsm8k, read_jsonl
+from grpo_repro.data.source_records import gsm8k
+from grpo_repro.data.source_records.gsm8k import DataError, load_gsm8k, read_jsonl
 from grpo_repro.io import write_jsonl
 from tests.helpers import ROOT, full_gsm8k_split
 

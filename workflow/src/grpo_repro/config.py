@@ -3,7 +3,8 @@ that name the culprit key, file and line, and the settings each job reads.
 
 The value checks (schema, renamed keys, cross-field rules) are grpo_repro.config_checks; `check()`
 runs them and names each culprit's file and line. The workflow (common.smk) calls it once, before any
-job is scheduled, then Snakemake's own `validate()` fills in the schema's defaults.
+job is scheduled: the schema's only pass (it holds no defaults: config/config.yaml, which every
+configuration is merged over, holds every key's value).
 """
 
 from __future__ import annotations

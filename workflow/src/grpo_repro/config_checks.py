@@ -23,8 +23,8 @@ SCHEMA_PATH = Path(str(resources.files("grpo_repro") / "schemas" / "config.schem
 
 
 def load_schema() -> dict:
-    """The configuration's JSON schema (schemas/config.schema.yaml, complete on disk: Snakemake's
-    validate() reads the same file)."""
+    """The configuration's JSON schema (schemas/config.schema.yaml, complete on disk: its names
+    written out, no defaults: config/config.yaml holds every value)."""
     return yaml.safe_load(SCHEMA_PATH.read_text())
 
 

@@ -9,15 +9,17 @@ before the run, at the revisions the configuration pins (model.revision, data.hu
 prefetch (grpo_repro.prefetch: PREFETCH, whose start check names what the cache lacks).
 
 A hub model is named in the jobs' params as "id@revision" (`spec`) and resolved in the job to its
-snapshot folder in the cache (`local_dir`): every reader (the weights' hash, the tokenizer and its
-chat template, TRL's reference model, which TRL reloads from the loaded model's own path, vLLM's
-engine or server) then reads the same files at the pinned revision, never the hub's newest. A
-dataset split is read from `datasets`' prepared cache at the pinned revision (`dataset_split`: the
-builder `load_dataset` uses offline, with the revision named instead of the newest found).
+snapshot folder in the cache (`local_dir`, through huggingface_hub's own `snapshot_download` with
+local_files_only): every reader (the weights' hash, the tokenizer and its chat template, TRL's
+reference model, which TRL reloads from the loaded model's own path, vLLM's engine or server) then
+reads the same files at the pinned revision, never the hub's newest. A dataset's splits are saved by
+the prefetch with `datasets`' own `save_to_disk`, one folder per (dataset, configuration, pinned
+revision) under HF_HOME (`dataset_dir`), and read back with `load_from_disk` (`dataset_split`):
+`load_dataset` offline would take the newest prepared copy, whatever the pinned revision.
 
 The cache folders follow the environment as huggingface_hub and datasets read it (HF_HUB_CACHE,
-HF_DATASETS_CACHE, HF_HOME, default ~/.cache/huggingface), computed when asked (`hub_dir`,
-`datasets_dir`), so they hold even where a library was imported before HF_HOME was set.
+HF_HOME, default ~/.cache/huggingface), computed when asked (`hub_dir`, `hf_home`), so they hold
+even where a library was imported before HF_HOME was set.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ SEP = "@"  # "id@revision" (`spec`)
 #: merges.txt, tokenizer.json, tokenizer_config.json with its chat template)
 MODEL_PATTERNS = ["*.json", "*.safetensors", "*.txt"]
 MODEL_NEEDS = ("config.json", "tokenizer_config.json")  # and one *.safetensors (`model_missing`)
-DATASET_VERSION = "0.0.0"  # `datasets`' version folder of a hub dataset without a script
+DATASETS = "grpo_repro_datasets"  # the prefetched datasets' folder under HF_HOME (dataset_dir)
 PREFETCH = (
     "python -m grpo_repro.prefetch --configfile {files}"  # fills the cache (grpo_repro.prefetch)
 )
@@ -48,11 +50,6 @@ def hf_home() -> Path:
 def hub_dir() -> Path:
     """huggingface_hub's cache of repositories (HF_HUB_CACHE, else HF_HOME/hub)."""
     return Path(os.environ.get("HF_HUB_CACHE") or hf_home() / "hub").expanduser()
-
-
-def datasets_dir() -> Path:
-    """`datasets`' cache of prepared datasets (HF_DATASETS_CACHE, else HF_HOME/datasets)."""
-    return Path(os.environ.get("HF_DATASETS_CACHE") or hf_home() / "datasets").expanduser()
 
 
 def use_cache(config: dict) -> None:
@@ -80,19 +77,20 @@ def spec(model: dict) -> str:
     return name if is_local(name) or not rev else f"{name}{SEP}{rev}"
 
 
-def _repo_dir(repo_id: str, kind: str = "models") -> Path:
-    return hub_dir() / f"{kind}--{repo_id.replace('/', '--')}"
-
-
 def snapshot(repo_id: str, revision: str | None) -> Path | None:
     """The cached snapshot folder of a hub model at `revision` (a commit hash, or a branch the
-    cache has a ref for; None = main), or None when the cache has none."""
-    repo = _repo_dir(repo_id)
-    rev = revision or "main"
-    ref = repo / "refs" / rev
-    commit = ref.read_text().strip() if ref.is_file() else rev
-    folder = repo / "snapshots" / commit
-    return folder if folder.is_dir() else None
+    cache has a ref for; None = main), or None when the cache has none (huggingface_hub's
+    snapshot_download, local files only)."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        folder = snapshot_download(
+            repo_id, revision=revision, cache_dir=str(hub_dir()), local_files_only=True
+        )
+    except LocalEntryNotFoundError:
+        return None
+    return Path(folder)
 
 
 def model_missing(repo_id: str, revision: str | None) -> list[str]:
@@ -135,63 +133,54 @@ def revision_of(ref: str | Path) -> str | None:
 # ---------------------------------------------------------------- datasets
 
 
-def _dataset_root(hub_id: str, config_name: str) -> Path:
-    owner, _, name = hub_id.rpartition("/")
-    folder = f"{owner}___{name}" if owner else name
-    return datasets_dir() / folder / config_name / DATASET_VERSION
+def dataset_dir(hub_id: str, config_name: str, revision: str | None, home=None) -> Path:
+    """The folder of a hub dataset's splits at `revision` as the prefetch saves them
+    (DatasetDict.save_to_disk; None: the revision the prefetch found newest, "main"), under
+    `home` (default: HF_HOME, hf_home)."""
+    root = Path(home) if home is not None else hf_home()
+    return root / DATASETS / hub_id.replace("/", "--") / config_name / (revision or "main")
 
 
-def dataset_folder(hub_id: str, config_name: str, revision: str | None) -> Path | None:
-    """The prepared folder of a hub dataset at `revision` in `datasets`' cache (revision None: the
-    newest prepared, as `load_dataset` picks offline), or None when there is none."""
-    root = _dataset_root(hub_id, config_name)
-    if revision:
-        folder = root / revision
-        return folder if (folder / "dataset_info.json").is_file() else None
-    found = [p for p in root.glob("*") if (p / "dataset_info.json").is_file()]
-    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+def _splits(hub_id: str, config_name: str, revision: str | None):
+    """The saved DatasetDict (datasets.load_from_disk), or None when the folder holds none."""
+    import datasets
+
+    folder = dataset_dir(hub_id, config_name, revision)
+    if not (folder / "dataset_dict.json").is_file():
+        return None
+    return datasets.load_from_disk(str(folder))
 
 
 def dataset_missing(hub_id: str, config_name: str, revision: str | None, splits) -> list[str]:
-    """What `datasets`' cache lacks of the dataset's `splits` at `revision`, [] when complete."""
-    import json
-
-    folder = dataset_folder(hub_id, config_name, revision)
-    if folder is None:
-        where = _dataset_root(hub_id, config_name)
-        return [f"{hub_id} ({config_name}) at revision {revision or 'any'} (nothing in {where})"]
-    info = json.loads((folder / "dataset_info.json").read_text())
-    have = set(info.get("splits") or {})
-    return [f"{hub_id}@{folder.name}: split {s}" for s in splits if s not in have]
+    """What the cache lacks of the dataset's `splits` at `revision`, [] when complete."""
+    saved = _splits(hub_id, config_name, revision)
+    if saved is None:
+        where = dataset_dir(hub_id, config_name, revision)
+        return [f"{hub_id} ({config_name}) at revision {revision or 'main'} (nothing in {where})"]
+    return [f"{hub_id}@{revision or 'main'}: split {s}" for s in splits if s not in saved]
 
 
-def _cache_builder(hub_id: str, config_name: str, revision: str | None):
-    from datasets.packaged_modules.cache.cache import Cache
-
-    folder = dataset_folder(hub_id, config_name, revision)
-    if folder is None:
+def _saved(hub_id: str, config_name: str, revision: str | None):
+    saved = _splits(hub_id, config_name, revision)
+    if saved is None:
         raise HubError(
-            f"the hub dataset {hub_id} ({config_name}) at revision {revision or 'any'} is not in "
-            f"the local cache ({datasets_dir()}): fetch it on a machine that reaches the hub with "
-            f"the prefetch ({PREFETCH.format(files='<your config files>')})"
+            f"the hub dataset {hub_id} ({config_name}) at revision {revision or 'main'} is not "
+            f"in the local cache ({dataset_dir(hub_id, config_name, revision)}): fetch it on a "
+            f"machine that reaches the hub with the prefetch "
+            f"({PREFETCH.format(files='<your config files>')})"
         )
-    return Cache(
-        cache_dir=str(datasets_dir()),
-        dataset_name=hub_id.rpartition("/")[2],
-        repo_id=hub_id,
-        config_name=config_name,
-        version=DATASET_VERSION,
-        hash=folder.name,
-    )
+    return saved
 
 
 def dataset_split(hub_id: str, config_name: str, revision: str | None, split: str):
-    """One split of a hub dataset (a datasets.Dataset) from `datasets`' prepared cache at `revision`
-    (None: the newest prepared), offline; HubError naming the prefetch when it is not cached."""
-    return _cache_builder(hub_id, config_name, revision).as_dataset(split=split)
+    """One split of a hub dataset (a datasets.Dataset) at `revision`, as the prefetch saved it,
+    offline; HubError naming the prefetch when it is not cached."""
+    saved = _saved(hub_id, config_name, revision)
+    if split not in saved:
+        raise HubError(f"the hub dataset {hub_id} ({config_name}) has no split {split!r}")
+    return saved[split]
 
 
 def dataset_sizes(hub_id: str, config_name: str, revision: str | None) -> dict[str, int]:
-    """{split: problems} of a cached hub dataset, from its metadata (HubError when not cached)."""
-    info = _cache_builder(hub_id, config_name, revision).info
-    return {name: int(s.num_examples) for name, s in (info.splits or {}).items()}
+    """{split: problems} of a cached hub dataset (HubError when not cached)."""
+    return {name: len(d) for name, d in _saved(hub_id, config_name, revision).items()}

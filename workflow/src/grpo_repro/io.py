@@ -3,7 +3,9 @@
 Writes are atomic: a temporary file in the target's folder, then os.replace, so a killed job never
 leaves a truncated CSV/JSON/PNG behind (the target has its old content or the complete new one).
 Reads validate their input and raise `DataError` naming the file and 1-based line.
-`log_to` sends a Snakemake script's output to its rule's log file.
+`log_to` sends a Snakemake script's output to its rule's log file and, when the job ends well, writes
+the job's record beside it (`JOB_RECORD`: its rule, params and outputs, which
+grpo_repro.provenance reads).
 """
 
 from __future__ import annotations
@@ -126,12 +128,16 @@ def read_jsonl(
     return records
 
 
-def log_to(path: str | os.PathLike | None) -> None:
+def log_to(path: str | os.PathLike | None, job=None) -> None:
     """Send this process's stdout, stderr and logging (INFO) to the log file `path` (a rule's
     `log:`), line-buffered; nothing happens when `path` is None. The file is appended to, never
-    truncated: a re-executed or resumed job keeps the log of its earlier attempts."""
+    truncated: a re-executed or resumed job keeps the log of its earlier attempts. `job`: the
+    script's Snakemake object, whose record (`job_record`) is written beside the log when the
+    process ends without an uncaught exception."""
     if not path:
         return
+    if job is not None:
+        atexit.register(_write_job_record, job, path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     stream = open(path, "a", buffering=1, encoding="utf-8")
     sys.stdout = sys.stderr = stream
@@ -145,6 +151,30 @@ def log_to(path: str | os.PathLike | None) -> None:
 
 
 JOB_TIMES = "[job times]"  # the last line of every job's log (workflow/benchmarks/bench_graph.py)
+JOB_RECORD = ".job.json"  # a job's record: its log's path with this suffix (job_record_path)
+
+
+def job_record_path(log: str | os.PathLike) -> Path:
+    """Where the job whose log is `log` records itself."""
+    return Path(log).with_suffix(JOB_RECORD)
+
+
+def job_record(job) -> dict:
+    """What a job knows of itself: its rule, its params as Snakemake compares them (the sorted
+    reprs of the builtin values: its rerun trigger), its declared outputs."""
+    builtin = (type(None), int, float, bool, str, list, tuple, dict, set)
+    return {
+        "rule": job.rule,
+        "params": sorted(repr(v) for v in job.params if isinstance(v, builtin)),
+        "outputs": [str(o) for o in job.output],
+    }
+
+
+def _write_job_record(job, log) -> None:
+    import time
+
+    if getattr(sys, "last_value", None) is None:  # no uncaught exception: the job ended well
+        write_json(job_record_path(log), {**job_record(job), "ended": time.time()})
 
 
 def job_times() -> dict:

@@ -22,9 +22,8 @@ from grpo_repro import preflight
 from grpo_repro.hub import (
     MODEL_PATTERNS,
     PREFETCH,
-    dataset_folder,
+    dataset_dir,
     dataset_missing,
-    datasets_dir,
     hf_home,
     hub_dir,
     is_local,
@@ -107,19 +106,14 @@ def prefetch(config: dict) -> list[dict]:
         else:
             import datasets
 
-            for split in need.splits:
-                datasets.load_dataset(
-                    need.repo_id,
-                    need.config_name,
-                    split=split,
-                    revision=need.revision,
-                    cache_dir=str(datasets_dir()),
-                )
-            folder = dataset_folder(need.repo_id, need.config_name, need.revision)
+            # the splits at the pinned revision, saved as `datasets` saves them (hub.dataset_dir)
+            found = datasets.load_dataset(need.repo_id, need.config_name, revision=need.revision)
+            folder = dataset_dir(need.repo_id, need.config_name, need.revision)
+            datasets.DatasetDict({s: found[s] for s in need.splits}).save_to_disk(str(folder))
         folder = Path(folder)
         fetched.append(
             {"kind": need.kind, "id": need.repo_id, "revision": folder.name, "folder": str(folder)}
-        )
+        )  # a model's folder is its snapshot, named by the commit it resolved to
     return fetched
 
 

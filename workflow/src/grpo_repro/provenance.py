@@ -1,9 +1,11 @@
 """Provenance: what made each artifact, so that any difference between two runs can be traced.
 
 A job's own record (record: its configuration, package versions, input hashes) goes into the files
-it writes (run.json, evaluation metadata); each stage folder's PROVENANCE.json describes every file
-by the job that made it (write_stage_provenance, from Snakemake's metadata), and a results tree
-copied without that metadata is checked against the rules' current params (stale_outputs)."""
+it writes (run.json, evaluation metadata); every job also records itself when it ends well, beside
+its log (grpo_repro.io.log_to: its rule, params as Snakemake compares them, outputs); each stage
+folder's PROVENANCE.json describes every file by the job that made it (write_stage_provenance, from
+those records: no file of Snakemake's own is read), and a results tree copied from elsewhere is
+checked against the rules' current params (stale_outputs)."""
 
 from __future__ import annotations
 
@@ -65,9 +67,8 @@ def record(config: dict, inputs=()) -> dict:
     }
 
 
-STAGE_DIRS = ("theory", "figures", "data", "train", "evaluate", "report", "fixed_point")
+STAGE_DIRS = ("theory", "figures", "data", "train", "evaluate", "report", "fixed_point", "zero")
 HASH_LIMIT = 64 << 20  # files above this size are listed by size only (paper-scale checkpoints)
-NAME_MAX = 255  # a file name's longest (Snakemake cuts its record names at it)
 
 
 def stage_files(stage_dir: str | Path) -> list[Path]:
@@ -88,56 +89,58 @@ def content(f: Path) -> str:
     return file_hash(f) if size <= HASH_LIMIT else f"{size} bytes"
 
 
-def job_record(metadata: str | Path, path: str | Path) -> dict | None:
-    """Snakemake's record of the job that wrote `path` (relative to the run's directory), from its
-    metadata folder (.snakemake/metadata: one JSON file per output, named by the path's URL-safe
-    base64, cut into pieces of NAME_MAX - 1 characters, all but the last prefixed with @): the
-    rule, its params as Snakemake compares them (sorted reprs), when the job ended. None: no
-    record (not written by a job of this workflow)."""
-    import base64
-    import json
+def job_records(logs: str | Path) -> dict[str, dict]:
+    """{output path: the record of the job that wrote it (rule, params, ended)} from the records
+    the jobs wrote beside their logs under `logs` (grpo_repro.io.job_record_path); where two
+    records name one output, the later one."""
+    found: dict[str, dict] = {}
+    for f in Path(logs).rglob(f"*{io.JOB_RECORD}"):
+        try:
+            rec = io.read_json(f)
+        except (OSError, ValueError):
+            continue  # a record cut by a kill: its job's outputs were remade or are described
+        entry = {"rule": rec.get("rule"), "params": rec.get("params"), "ended": rec.get("ended")}
+        for out in rec.get("outputs", []):
+            key = os.path.normpath(out)
+            if key not in found or (entry["ended"] or 0) > (found[key]["ended"] or 0):
+                found[key] = entry
+    return found
 
-    b64 = base64.urlsafe_b64encode(str(path).encode()).decode()
-    parts = [b64[i : i + NAME_MAX - 1] for i in range(0, len(b64), NAME_MAX - 1)]
-    record = Path(metadata, *(["@" + x for x in parts[:-1]] + parts[-1:]))
-    try:
-        rec = json.loads(record.read_text())
-    except (OSError, ValueError):
-        return None
-    return {"rule": rec.get("rule"), "params": rec.get("params"), "ended": rec.get("endtime")}
 
-
-def made_by(metadata: str | Path, path: Path, stage_dir: Path) -> dict | None:
-    """The record of the job that made `path`: its own (job_record), else that of the directory
-    output holding it, else, for a file a job writes beside its declared outputs (a run's
-    checkpoints beside its run.json), that of the nearest declared output in the same or an
+def made_by(records: dict, path: Path, stage_dir: Path) -> dict | None:
+    """The record of the job that made `path` (`records`: job_records): its own, else that of the
+    directory output holding it, else, for a file a job writes beside its declared outputs (a
+    run's checkpoints beside its run.json), that of the nearest declared output in the same or an
     enclosing folder of the stage, named by `output`."""
-    rec = job_record(metadata, path)
+
+    def job_record(p):
+        return records.get(os.path.normpath(str(p)))
+
+    rec = job_record(path)
     if rec:
         return rec
     for parent in path.parents:
         if not parent.is_relative_to(stage_dir):
             return None
-        rec = job_record(metadata, parent)
+        rec = job_record(parent)
         if rec:
             return {**rec, "output": str(parent)}
         for sibling in sorted(x for x in parent.iterdir() if x.is_file()):
-            rec = job_record(metadata, sibling)
+            rec = job_record(sibling)
             if rec:
                 return {**rec, "output": str(sibling)}
     return None
 
 
-def write_stage_provenance(
-    results: str | Path, metadata: str | Path = ".snakemake/metadata"
-) -> list[Path]:
+def write_stage_provenance(results: str | Path, logs: str | Path | None = None) -> list[Path]:
     """results/<stage>/PROVENANCE.json for every stage with a file that its record does not yet
     describe (new, or modified after the record was written: by a job of this run or of a run
     killed before it could write provenance) or a file gone: per file its hash, the rule and
-    params of the job that made it (Snakemake's record, job_record) and the package versions it
-    was made with. A stage no job touched keeps its record byte for byte; a file no job rewrote
-    keeps its entry."""
+    params of the job that made it (the job's own record under `logs`, default results/logs:
+    job_records) and the package versions it was made with. A stage no job touched keeps its
+    record byte for byte; a file no job rewrote keeps its entry."""
     written = []
+    records = None  # read once, when a stage has a file to describe
     now = versions()
     now_id = hashlib.sha256(repr(sorted(now.items())).encode()).hexdigest()[:12]
     for stage in STAGE_DIRS:
@@ -157,7 +160,9 @@ def write_stage_provenance(
             if rel not in fresh:
                 entries[rel] = old_files[rel]
                 continue
-            job = made_by(metadata, Path(os.path.relpath(f)), Path(os.path.relpath(d))) or {}
+            if records is None:
+                records = job_records(logs if logs is not None else Path(results) / "logs")
+            job = made_by(records, Path(os.path.relpath(f)), Path(os.path.relpath(d))) or {}
             entries[rel] = {"content": content(f), **job, "versions": now_id}
         used = {e.get("versions") for e in entries.values()}
         kept = {k: v for k, v in kept_versions.items() if k in used}

@@ -11,10 +11,10 @@ The hub stays: `build_cache` writes a throwaway Hugging Face cache (HF_HOME of t
 never the user's) holding, under the paper's ids and pinned revisions, a stand-in for each hub file
 the run reads: a small random Qwen2 (the organism's width and depth from the rehearsal's keys) with
 a byte-level BPE tokenizer carrying Qwen2.5's chat template and Qwen2.5's generation_config.json
-defaults, under model.name_or_path; GSM8K's shipped excerpt (workflow/resources/gsm8k) prepared as
-`datasets` prepares openai/gsm8k. With HF_HUB_OFFLINE=1 every hub path then runs as on a cluster
-after the prefetch: the model's snapshot, its hash, tokenizer and chat template, TRL's reference
-reload, vLLM's model load, `datasets`' cached builder. The stand-in's tokenizer is small: memory
+defaults, under model.name_or_path; GSM8K's shipped excerpt (workflow/resources/gsm8k) saved as the
+prefetch saves openai/gsm8k (grpo_repro.hub.dataset_dir). With HF_HUB_OFFLINE=1 every hub path then
+runs as on a cluster after the prefetch: the model's snapshot, its hash, tokenizer and chat
+template, TRL's reference reload, vLLM's model load, the dataset's saved splits. The stand-in's tokenizer is small: memory
 that scales with Qwen2.5's 151,936-token vocabulary is not exercised here (the KL's chunking is
 shown from the shapes instead, grpo_repro.fixed_point.kl, and measured by
 workflow/benchmarks/gpu_paper_scale.py on a GPU).
@@ -114,7 +114,7 @@ def _guard(hf_home: Path, user_home: Path) -> None:
 
 def build_cache(config: dict, hf_home: str | Path, user_home: str | Path | None = None) -> dict:
     """Write the stand-ins of every hub file the configuration reads (grpo_repro.prefetch.needs) into
-    the cache at `hf_home` (hub/ and datasets/ below it), replacing the rehearsal's previous ones;
+    the cache at `hf_home` (the hub's models and the prefetched datasets below it), replacing the rehearsal's previous ones;
     `user_home`: the cache it must not be (default: this environment's HF_HOME). Returns what it
     wrote: {kind: {"id", "revision", "folder"}}."""
     import os
@@ -132,13 +132,13 @@ def build_cache(config: dict, hf_home: str | Path, user_home: str | Path | None 
         if need.kind == "model":
             folder = _model(config, hf_home / "hub", need.repo_id, need.revision)
         else:
-            folder = _dataset(hf_home / "datasets", need)
+            folder = _dataset(hf_home, need)
         written[need.kind] = {"id": need.repo_id, "revision": folder.name, "folder": str(folder)}
     return written
 
 
 def _excerpt(split: str) -> list[dict]:
-    from grpo_repro.data.gsm8k import read_jsonl
+    from grpo_repro.data.source_records.gsm8k import read_jsonl
 
     return read_jsonl(EXCERPT / f"{split}.jsonl")
 
@@ -170,27 +170,18 @@ def _model(config: dict, cache: Path, repo_id: str, revision: str | None) -> Pat
     return folder
 
 
-def _dataset(cache: Path, need) -> Path:
-    """The excerpt's splits prepared as `datasets` prepares the hub dataset at its revision."""
-    import tempfile
+def _dataset(hf_home: Path, need) -> Path:
+    """The excerpt's splits saved where the prefetch saves the hub dataset at its revision
+    (grpo_repro.hub.dataset_dir, `datasets`' save_to_disk)."""
+    import datasets
 
-    from datasets.packaged_modules.json.json import Json
+    from grpo_repro.hub import dataset_dir
 
-    from grpo_repro.hub import DATASET_VERSION
-
-    commit = need.revision or "0" * 40
-    name = need.repo_id.rpartition("/")[2]
-    with tempfile.TemporaryDirectory() as tmp:
-        builder = Json(
-            cache_dir=tmp,
-            dataset_name=name,
-            config_name=need.config_name,
-            hash=commit,
-            data_files={s: str(EXCERPT / f"{s}.jsonl") for s in ("train", "test")},
-        )
-        builder.download_and_prepare()
-        owner = need.repo_id.rpartition("/")[0]
-        dest = cache / f"{owner}___{name}" / need.config_name / DATASET_VERSION / commit
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(builder.cache_dir, dest)
-    return dest
+    folder = dataset_dir(need.repo_id, need.config_name, need.revision, hf_home)
+    splits = {
+        s: datasets.Dataset.from_list([{"question": r["question"], "answer": r["answer"]}
+                                       for r in _excerpt(s)])
+        for s in ("train", "test")
+    }  # fmt: skip
+    datasets.DatasetDict(splits).save_to_disk(str(folder))
+    return folder

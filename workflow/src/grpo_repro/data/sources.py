@@ -164,7 +164,13 @@ def _discover() -> dict[str, Source]:
     return found
 
 
-SOURCES: dict[str, Source] = _discover()
+def __getattr__(name: str):
+    """SOURCES ({name: Source}), discovered on first use: a record module imports this one (its
+    Source), so discovering while this module loads would import a record half made."""
+    if name == "SOURCES":
+        found = globals()["SOURCES"] = _discover()
+        return found
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def record_module(name: str) -> str:
@@ -174,4 +180,4 @@ def record_module(name: str) -> str:
 
 def source(config: dict) -> Source:
     """The Source of the configuration's data.source."""
-    return SOURCES[config["data"]["source"]]
+    return sys.modules[__name__].SOURCES[config["data"]["source"]]
