@@ -1,6 +1,7 @@
 """The rule graph: dry runs of the default and paper configurations build the whole DAG; every rule
 declares the import closure of its code; scripts read only their rule."""
 
+import functools
 import json
 import re
 import subprocess
@@ -24,6 +25,7 @@ GSM8K = {"train": 7473, "test": 1319}  # openai/gsm8k's published split sizes (a
 DEFAULT_VARIANTS = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["variants"]
 
 
+@functools.cache  # one dry run per set of arguments: the paper's graph is read by four tests
 def dry_run(*args):
     res = snakemake(["-n", "--forceall", *args], ROOT, timeout=300)
     assert res.returncode == 0, res.log

@@ -31,10 +31,11 @@ import statements (`distributions`), which workflow/benchmarks/device_wheels.py 
 carried wheels and the machine's image.
 
 Usage: python workflow/benchmarks/gpu_paper_scale.py OUT_DIR [--steps 10] [--control-steps 10]
-       [--eval-prompts 64] [--budget-s 420] [--shape H L HEADS KV FFN VOCAB]
+       [--eval-prompts 64] [--budget-s 420] [--shape H L HEADS KV FFN VOCAB] [--completion-tokens N]
 On a GPU machine without network: workflow/benchmarks/device_check.sh OUT_DIR (installs the carried
 wheels, then runs this within 8 minutes). On a CPU it runs too, for a quick check of the script
-(tests/unit/test_gpu_paper_scale.py): `--shape 32 1 2 1 64 4096 --steps 2 --control-steps 1`.
+(tests/unit/test_gpu_paper_scale.py): `--shape 32 1 2 1 64 4096 --steps 2 --control-steps 1
+--completion-tokens 16`.
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ def parse(argv=None):
         "--control-steps", type=int, default=10, help="optimizer steps of the zero control phase"
     )
     ap.add_argument("--eval-prompts", type=int, default=64)
+    ap.add_argument(
+        "--completion-tokens", type=int, help="completion length (default: the paper's 200)"
+    )
     ap.add_argument("--budget-s", type=float, default=420.0, help="no phase starts after this")
     ap.add_argument(
         "--shape",
@@ -88,9 +92,10 @@ def parse(argv=None):
 PROBE_PROMPT = "Tom has 3 apples and buys 4 more. How many apples does he have?"  # server_sync
 
 
-def paper_config(steps: int) -> dict:
+def paper_config(steps: int, tokens: int | None = None) -> dict:
     """config/paper.yaml on one GPU: 4 prompts x G 16 per step = per-device batch 16 x grad accum
-    4 (one device's share of the paper's step), HF generation (no vLLM on the lent machine)."""
+    4 (one device's share of the paper's step), HF generation (no vLLM on the lent machine);
+    `tokens`: completions of that many tokens instead of the paper's 200 (a CPU's quick check)."""
     config = cfg.load(Path(__file__).resolve().parents[2] / "config" / "paper.yaml")
     cuda = torch.cuda.is_available()
     config["train"].update(
@@ -102,6 +107,8 @@ def paper_config(steps: int) -> dict:
         vllm_mode="colocate",
         bf16=cuda,
     )
+    if tokens is not None:
+        config["train"]["max_completion_length"] = config["eval"]["max_new_tokens"] = tokens
     config["eval"]["backend"] = "hf"
     return config
 
@@ -138,7 +145,11 @@ def control_run(config: dict, steps: int) -> GRPORun:
     train = Plan(paper, GSM8K).zero_control_run().sections["train"]
     run = {**config, "train": {**config["train"], **train}}
     run["train"].update(
-        max_steps=steps, save_steps=steps, use_vllm=False, bf16=config["train"]["bf16"]
+        max_steps=steps,
+        save_steps=steps,
+        use_vllm=False,
+        bf16=config["train"]["bf16"],
+        max_completion_length=config["train"]["max_completion_length"],
     )
     return grpo_run(run, "grpo", 0)
 
@@ -348,7 +359,7 @@ def main(argv=None) -> None:
     start = time.perf_counter()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    config = paper_config(a.steps)
+    config = paper_config(a.steps, a.completion_tokens)
     raw_train = load_gsm8k("train", EXCERPT / "train.jsonl")
     raw_test = load_gsm8k("test", EXCERPT / "test.jsonl", n=min(64, a.eval_prompts))
     texts = [t for r in raw_train for t in (r["question"], r["answer"])]

@@ -173,6 +173,8 @@ def job_record(job) -> dict:
 def _write_job_record(job, log) -> None:
     import time
 
+    if getattr(job, "rule", None) is None:  # not a Snakemake job (a test's stand-in): no record
+        return
     if getattr(sys, "last_value", None) is None:  # no uncaught exception: the job ended well
         write_json(job_record_path(log), {**job_record(job), "ended": time.time()})
 
