@@ -41,6 +41,7 @@ wheels, then runs this within 8 minutes). On a CPU it runs too, for a quick chec
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -334,12 +335,10 @@ def phase_server_sync(config, out: Path, records) -> dict:
     return {"dtype": dtype, **found}
 
 
-def imported_distributions() -> list[str]:
-    """The distributions of the modules this process imported that the pipeline's own code (the
-    package and this script) imports by name: what the machine must hold for it (their own
-    requirements: device_wheels.py checks the carried wheels'; the image holds its packages')."""
+@functools.cache
+def named_modules() -> frozenset[str]:
+    """The top-level modules the pipeline's own code (the package and this script) imports."""
     import ast
-    import importlib.metadata as md
 
     src = Path(__file__).resolve().parents[1] / "src" / "grpo_repro"
     named = set()
@@ -349,8 +348,17 @@ def imported_distributions() -> list[str]:
                 named |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 named.add(node.module.split(".")[0])
+    return frozenset(named)
+
+
+def imported_distributions() -> list[str]:
+    """The distributions of the modules this process imported that the pipeline's own code imports
+    by name (named_modules): what the machine must hold for it (their own requirements:
+    device_wheels.py checks the carried wheels'; the image holds its packages')."""
+    import importlib.metadata as md
+
     owners = md.packages_distributions()
-    loaded = {name.split(".")[0] for name in list(sys.modules)} & named
+    loaded = {name.split(".")[0] for name in list(sys.modules)} & named_modules()
     return sorted({d for m in loaded for d in owners.get(m, [])} - {"grpo_repro"})
 
 

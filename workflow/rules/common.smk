@@ -21,6 +21,7 @@ from grpo_repro.codedeps import closure, put_on_pythonpath
 from grpo_repro.data.sets import check_sources
 from grpo_repro.data.sources import record_module
 from grpo_repro.data.sizes import check_sizes
+from grpo_repro.io import compared_params
 from grpo_repro.variants import names as variant_names
 from grpo_repro.variants import record_file as variant_record
 from grpo_repro.workflow_plan import Plan
@@ -138,8 +139,8 @@ def on_success():
 
 def current_params(rule_name, path):
     """The params the current configuration gives rule `rule_name` for its output `path`, as
-    Snakemake records and compares them (sorted reprs of the builtin values); None when the rule
-    is gone or the path is none of its outputs."""
+    Snakemake records and compares them (grpo_repro.io.compared_params); None when the rule is
+    gone or the path is none of its outputs."""
     from snakemake.iocontainers import InputFiles, OutputFiles
 
     try:
@@ -148,8 +149,7 @@ def current_params(rule_name, path):
         params, _ = maker.expand_params(wildcards, InputFiles(), OutputFiles(), None)
     except Exception:  # the rule renamed or removed, the path no longer its output
         return None
-    builtin = (type(None), int, float, bool, str, list, tuple, dict, set)
-    return sorted(repr(v) for v in params if isinstance(v, builtin))
+    return compared_params(params)
 
 
 def check_copied_tree():

@@ -159,13 +159,19 @@ def job_record_path(log: str | os.PathLike) -> Path:
     return Path(log).with_suffix(JOB_RECORD)
 
 
-def job_record(job) -> dict:
-    """What a job knows of itself: its rule, its params as Snakemake compares them (the sorted
-    reprs of the builtin values: its rerun trigger), its declared outputs."""
+def compared_params(params) -> list[str]:
+    """A job's params as Snakemake records and compares them (its rerun trigger): the sorted reprs
+    of the builtin values."""
     builtin = (type(None), int, float, bool, str, list, tuple, dict, set)
+    return sorted(repr(v) for v in params if isinstance(v, builtin))
+
+
+def job_record(job) -> dict:
+    """What a job knows of itself: its rule, its params as Snakemake compares them, its declared
+    outputs."""
     return {
         "rule": job.rule,
-        "params": sorted(repr(v) for v in job.params if isinstance(v, builtin)),
+        "params": compared_params(job.params),
         "outputs": [str(o) for o in job.output],
     }
 

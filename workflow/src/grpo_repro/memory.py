@@ -13,7 +13,9 @@ fused head's logits (TRL's chunked log-prob kernel: 4096 tokens x 32768 vocabula
 and backward); TRL's own generation (no vLLM) of the process's generation batch (its KV cache and
 one step's logits over the vocabulary); a colocated vLLM engine's reserved share of the GPU
 (train.vllm_mode colocate: TRL's vllm_gpu_memory_utilization, grpo_repro.train.args
-VLLM_COLOCATE_MEMORY); and the CUDA context (OVERHEAD).
+VLLM_COLOCATE_MEMORY); and the CUDA context (OVERHEAD). A vLLM server or evaluation engine caps
+itself at its own share (GPU_MEMORY_UTILIZATION of grpo_repro.train.vllm_server and
+grpo_repro.sampler.vllm).
 
 Activations per token and layer (`ACT_BYTES`), counted from a Qwen2/Llama decoder layer as
 transformers runs it with SDPA attention (no L x L score matrix): under bf16 autocast the residual
@@ -44,10 +46,6 @@ OVERHEAD = 2.0 * GB  # CUDA context, cuBLAS workspace and the caching allocator'
 ACT_BYTES = {"bf16": (36, 8), "fp32": (64, 16)}
 HEAD_TILE = (4096, 32768)  # TRL 1.16's fused log-prob head: tokens x vocabulary columns per tile
 FLOAT32, BF16 = 4, 2
-#: the server of train.vllm_mode server reserves this share of its own GPU
-#: (grpo_repro.train.vllm_server.GPU_MEMORY_UTILIZATION; not imported: that module imports TRL)
-VLLM_SERVER_MEMORY = 0.9
-VLLM_EVAL_MEMORY = 0.5  # grpo_repro.sampler.vllm.VLLMSampler's gpu_memory_utilization
 
 
 @dataclass(frozen=True)
@@ -183,14 +181,18 @@ def train_process(train: dict, shape: Shape, tokens: int, device: float) -> Esti
 
 def vllm_server(device: float) -> Estimate:
     """The GPU of train.vllm_mode server's vLLM server: the share it reserves."""
-    return Estimate("vLLM server", {"vLLM (reserved)": VLLM_SERVER_MEMORY * device}, device)
+    from grpo_repro.train.vllm_server import GPU_MEMORY_UTILIZATION
+
+    return Estimate("vLLM server", {"vLLM (reserved)": GPU_MEMORY_UTILIZATION * device}, device)
 
 
 def sampler_parts(shape, backend, dtype_bytes, rows, tokens, device) -> dict:
     """A sampler of `rows` sequences at once: vLLM's reserved share, or the HF sampler's weights, KV
     cache and one decoding step's logits and probabilities."""
     if backend == "vllm":
-        return {"vLLM (reserved)": VLLM_EVAL_MEMORY * device, "CUDA context": OVERHEAD}
+        from grpo_repro.sampler.vllm import GPU_MEMORY_UTILIZATION
+
+        return {"vLLM (reserved)": GPU_MEMORY_UTILIZATION * device, "CUDA context": OVERHEAD}
     return {
         "weights": shape.params * dtype_bytes,
         "KV cache": rows * tokens * shape.kv_bytes(dtype_bytes),
@@ -216,7 +218,7 @@ def kl_job(samples: int, shape: Shape, tokens: int, device: float) -> Estimate:
     from grpo_repro.fixed_point.kl import SAMPLER_PROMPTS, peak_bytes
 
     parts = sampler_parts(shape, "hf", FLOAT32, SAMPLER_PROMPTS * samples, tokens, device)
-    parts["weights"] = 0  # the policy's weights: counted by peak_bytes with pi_ref's
+    del parts["weights"]  # the policy's weights: counted by peak_bytes with pi_ref's
     parts["scoring"] = peak_bytes(shape.params, tokens, shape.vocab)
     return Estimate("KL, HF sampler", parts, device)
 

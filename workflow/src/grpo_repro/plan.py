@@ -25,7 +25,9 @@ On SLURM no node is held: each job holds its own GPUs for its hours.
 from __future__ import annotations
 
 import json
+import math
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,14 +108,15 @@ class Planner:
         same_model = throughput.get("model") == config["model"]["name_or_path"]
         self.params = throughput.get("parameters") if same_model else None
         self.prompts = _split_prompts(config, sizes)
-        self.on_gpu = bool(job_gpus(config, "eval"))
-        self.shape = memory.model_shape(config["model"]) if self.on_gpu else None
+        on_gpu = bool(job_gpus(config, "eval"))
+        self.shape = memory.model_shape(config["model"]) if on_gpu else None
         self.device = memory.device_bytes(config)
         self.length = int(config["eval"]["max_new_tokens"])
 
     # --- pricing
-    def train_job(self, rule, name, run, n_prompts, after=()) -> Job:
-        """A GRPO training job of `run` (a GRPORun) over `n_prompts` prompts."""
+    def train_job(self, rule, name, run, n_prompts, after=(), stage="train", priority=None) -> Job:
+        """A GRPO training job of `run` (a GRPORun) over `n_prompts` prompts (priority: the
+        rule's, default the training's, grpo_repro.gpus.TRAIN_PRIORITY)."""
         from grpo_repro import memory
         from grpo_repro.gpus import TRAIN_PRIORITY, job_gpus
         from grpo_repro.train.run_settings import checkpoint_steps
@@ -121,7 +124,7 @@ class Planner:
         train = run.sections["train"]
         steps = checkpoint_steps(train, n_prompts)
         total = steps[-1]
-        batches = total // train["num_iterations"]
+        batches = math.ceil(total / train["num_iterations"])
         completions = batches * train["prompts_per_step"] * train["num_generations"]
         per_device = train["prompts_per_step"] * train["num_generations"] / train["devices"]
         share = (
@@ -129,14 +132,14 @@ class Planner:
             * train["max_completion_length"]
             / self.train_rate["completion_tokens_per_step"]
         )
-        gpus = job_gpus(run.sections, "train") or 1
-        job = Job(rule, name, "train", gpus, steps=total, checkpoints=len(steps) - 1)
+        job = Job(rule, name, stage, job_gpus(run.sections, "train"), after=tuple(after))
+        job.steps, job.checkpoints = total, len(steps) - 1
         job.completions, job.tokens = completions, completions * train["max_completion_length"]
         if self.params:
             job.disk_gb = (len(steps) - 1 + TRL_STATE) * self.params * FLOAT32 / 1e9
         job.hours = total * self.train_rate["seconds_per_step"] * share / 3600
         job.assumed = not self.train_rate.get("measured", False)
-        job.after, job.priority = tuple(after), TRAIN_PRIORITY
+        job.priority = TRAIN_PRIORITY if priority is None else priority
         if self.shape is not None:
             tokens = memory.seq_tokens(self.config, train["max_completion_length"])
             job.memory = [memory.train_process(train, self.shape, tokens, self.device)]
@@ -144,20 +147,23 @@ class Planner:
                 job.memory.append(memory.vllm_server(self.device))
         return job
 
-    def sample_job(self, rule, name, completions, samples, after=(), kl=False) -> Job:
-        """A job that samples `completions` on one GPU, `samples` per prompt at once."""
+    def sample_job(
+        self, rule, name, completions, samples, after=(), stage="evaluate", kind="eval"
+    ) -> Job:
+        """A job of `kind` (grpo_repro.gpus.JOB_KINDS: eval or kl) that samples `completions`,
+        `samples` per prompt at once."""
         from grpo_repro import memory
+        from grpo_repro.gpus import job_gpus
 
-        job = Job(rule, name, "evaluate", 1, completions=completions)
-        job.tokens = completions * self.length
+        job = Job(rule, name, stage, job_gpus(self.config, kind), after=tuple(after))
+        job.completions, job.tokens = completions, completions * self.length
         job.hours = job.tokens / self.eval_rate["tokens_per_s"] / 3600
         job.assumed = not self.eval_rate.get("measured", False)
-        job.after = tuple(after)
         if self.shape is not None:
             tokens = memory.seq_tokens(self.config, self.length)
             est = (
                 memory.kl_job(samples, self.shape, tokens, self.device)
-                if kl
+                if kind == "kl"
                 else memory.evaluation(
                     self.config["eval"], self.config["train"], samples, self.shape, tokens,
                     self.device,
@@ -192,9 +198,6 @@ class Planner:
             )
         out += self.fixed_point_jobs()
         out += self.zero_jobs([t.key for t in train])
-        if not self.on_gpu:  # a CPU configuration: no GPU, nothing priced
-            for j in out:
-                j.gpus, j.memory = 0, []
         return out + self.cpu_jobs()
 
     def fixed_point_jobs(self) -> list[Job]:
@@ -206,27 +209,21 @@ class Planner:
         P, fp = self.P, self.P.fp
         if not P.fp_compact:
             return []
-        n = fp["n_prompts"]
-        out = [
-            self.sample_job(
-                "fixed_point_evaluate_ref", "", n * fp["ref_samples"], fp["ref_samples"]
-            )
-        ]
+        n, stage = fp["n_prompts"], "fixed_point evaluate"
+        ref_k, kl_k, k = fp["ref_samples"], fp["kl_samples"], fp[fp_runs.COMPACT]["samples"]
+        out = [self.sample_job("fixed_point_evaluate_ref", "", n * ref_k, ref_k, stage=stage)]
         for name in P.fp_compact:
-            t = self.train_job("fixed_point_train", name, P.fp_run(name), n)
-            t.stage, t.priority = "fixed_point train", FP_TRAIN_PRIORITY
-            k = fp[fp_runs.COMPACT]["samples"]
+            t = self.train_job(
+                "fixed_point_train", name, P.fp_run(name), n, stage="fixed_point train",
+                priority=FP_TRAIN_PRIORITY,
+            )  # fmt: skip
             steps = fp_runs.steps(fp, P.fp_table[name])
+            after = dict(after=[t.key], stage=stage)
             ev = self.sample_job(
-                "fixed_point_evaluate_compact", name, n * k * len(steps), k, [t.key]
+                "fixed_point_evaluate_compact", name, n * k * len(steps), k, **after
             )
-            kl = self.sample_job(
-                "fixed_point_kl", name, n * fp["kl_samples"], fp["kl_samples"], [t.key], kl=True
-            )
+            kl = self.sample_job("fixed_point_kl", name, n * kl_k, kl_k, **after, kind="kl")
             out += [t, ev, kl]
-        for j in out:
-            if j.stage == "evaluate":
-                j.stage = "fixed_point evaluate"
         return out
 
     def zero_jobs(self, trained: list[str]) -> list[Job]:
@@ -247,21 +244,20 @@ class Planner:
         cands = min(2 * cap, screened + self.prompts["test"]) if cap else screened
         ref = self.sample_job(
             "zero_reference", "", screened * ecfg["samples"] + cands * z["samples"], z["samples"],
-            ["evaluate_reference"],
+            ["evaluate_reference"], stage="zero",
         )  # fmt: skip
+        # one GPU beside the others: Snakemake's default priority (grpo_repro.gpus: training only)
         control = self.train_job(
-            "zero_control", "", P.zero_control_run(), P.n_epoch_prompts, [ref.key]
+            "zero_control", "", P.zero_control_run(), P.n_epoch_prompts, [ref.key], "zero", 0
         )
-        control.priority = 0  # one GPU beside the others (grpo_repro.gpus: training only)
         # per zero: pi_ref (zero.samples); each run and the control: eval.samples at every
         # checkpoint before the last, zero.samples at the last
         per_run = (len(P.steps) - 1) * ecfg["samples"] + z["samples"]
         per_zero = z["samples"] + (len(P.runs) + 1) * per_run
         measure = self.sample_job(
-            "zero_measure", "", cands * per_zero, z["samples"], [ref.key, control.key, *trained]
-        )
-        for j in (ref, control, measure):
-            j.stage = "zero"
+            "zero_measure", "", cands * per_zero, z["samples"], [ref.key, control.key, *trained],
+            stage="zero",
+        )  # fmt: skip
         return [ref, control, measure]
 
     def cpu_jobs(self) -> list[Job]:
@@ -398,20 +394,17 @@ def job_table(all_jobs: list[Job], node: Node | None) -> str:
         mem = "; ".join(e.line() for e in j.memory) or "-"
         at = f"{node.start[j.key]:.1f}" if node else "-"
         rows.append(f"| {j.key} | {j.gpus} | {j.hours:.2f} | {j.gpu_hours:.1f} | {at} | {mem} |")
-    cpu = {}
-    for j in all_jobs:
-        if not j.gpus:
-            cpu[j.rule] = cpu.get(j.rule, 0) + 1
+    cpu = Counter(j.rule for j in all_jobs if not j.gpus)
     listed = ", ".join(f"{r} x{n}" if n > 1 else r for r, n in cpu.items())
     return "\n".join(rows) + f"\n\nJobs that run no model ({sum(cpu.values())}): {listed}"
 
 
-def node_lines(all_jobs: list[Job], node_gpus: int) -> str:
-    """The node's wall-clock, GPU-hours held, used and idle, with the training's priority and
-    without it (module docstring)."""
-    out = [f"One node of {node_gpus} GPUs (workflow/profiles/gpu_node):"]
-    for label, prio in (("training first (priority)", True), ("before: no priority", False)):
-        n = schedule(all_jobs, node_gpus, prio)
+def node_lines(all_jobs: list[Job], node: Node) -> str:
+    """The node's wall-clock, GPU-hours held, used and idle, with the training's priority (`node`,
+    schedule's) and without it (module docstring)."""
+    out = [f"One node of {node.gpus} GPUs (workflow/profiles/gpu_node):"]
+    before = schedule(all_jobs, node.gpus, priorities=False)
+    for label, n in (("training first (priority)", node), ("before: no priority", before)):
         out.append(
             f"- {label}: wall-clock {n.wall:.1f} h; GPU-hours held {n.held:.1f}, used "
             f"{n.used(all_jobs):.1f}, idle {n.idle(all_jobs):.1f}"
@@ -451,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(stages(all_jobs, on_gpu), throughput))
     print(f"\n## Jobs ({len(all_jobs)})\n\n{job_table(all_jobs, node)}")
     if node is not None:
-        print(f"\n## The node\n\n{node_lines(all_jobs, a.node_gpus)}")
+        print(f"\n## The node\n\n{node_lines(all_jobs, node)}")
     return 0
 
 

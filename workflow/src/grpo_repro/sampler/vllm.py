@@ -29,6 +29,8 @@ ENGINE_OPTIONS = {
 #: the calling process (a spawned engine-core process re-imports torch and vLLM: start-up 55 s
 #: against 10 s on 2 cores, measured on the micro model)
 CPU_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+#: the share of a GPU an evaluation engine reserves (grpo_repro.memory counts it)
+GPU_MEMORY_UTILIZATION = 0.5
 
 
 def engine_options(platform: str) -> dict:
@@ -52,7 +54,7 @@ class VLLMSampler:
         model_path: str,
         tokenizer,
         dtype: str = "float32",
-        gpu_memory_utilization: float = 0.5,
+        gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION,
         eos_ids=None,
         batch_prompts: int = 32,
         platform: str = "cuda",
