@@ -20,7 +20,10 @@ from grpo_repro.figures import compute, compute_oracle
 from grpo_repro.fixed_point import compare, runs
 from grpo_repro.report import overlay
 from grpo_repro.report import overlay as ovr
+from grpo_repro.train.args import grpo_args
+from grpo_repro.train.run_settings import grpo_run
 from grpo_repro.train.trl_variant import trl_settings
+from grpo_repro.workflow_plan import Plan
 
 #: a new variant: KL to pi_ref, mean-only advantage (Dr. GRPO's choices) under another name
 TOY = reg.Variant("toy", "reference", True, True)
@@ -176,14 +179,32 @@ def test_figures_report_and_fixed_point_stage_pick_it_up(toy, default_config):
     assert runs.tabular_variants({"runs": [f"{toy}/k3", "mirror/k3"]}) == [toy]
 
 
-def test_the_schema_on_disk_names_the_registered_variants():
-    """The schema's variant names are written out (the loader reads the file as it is):
-    a new trained variant is one record and one name in each of these three lines."""
+def test_the_schema_takes_the_registrys_names(toy, default_config):
+    """The schema's variant names are the records' (config_checks.load_schema reads the registry):
+    a new record, here a fixture outside the registry's files, is a `variants` value, a replicate
+    variant and a fixed-point run kind with no edit of the schema."""
     defs = load_schema()["$defs"]
     trained = reg.names(trained=True)
-    assert defs["variant"]["enum"] == list(trained)
+    assert defs["variant"]["enum"] == list(trained) and toy in trained
     assert defs["one_anchor"]["enum"] == [n for n in trained if not reg.get(n).two_kl]
     assert defs["fp_kind"]["pattern"] == "^(" + "|".join(trained) + ")/(k3|k3_ratio)$"
+    good = copy.deepcopy(default_config)
+    good["variants"] = ["grpo", toy]
+    good["replicates"]["variants"] = [toy]
+    good["fixed_point"]["runs"] = [f"{toy}/k3_ratio"]
+    assert cfg.schema_errors(good) == []
+
+
+def test_training_takes_it_as_its_twin(toy, default_config):
+    """A run of the new variant reaches TRL with its twin's settings (grpo_repro.train.args), and
+    the workflow's plan lists its runs, checkpoints and evaluations like any other."""
+    config = {**default_config, "variants": [toy, TWIN]}
+    got, want = (grpo_args(grpo_run(config, v, 0), "work", 10) for v in (toy, TWIN))
+    assert got[0] == want[0] and got[1] == {**want[1], "variant": toy}
+    plan = Plan(config, None)  # the organism: sizes from its settings
+    seeds = default_config["train"]["seeds"]
+    assert plan.runs == [f"{v}/seed_{s}" for v in (toy, TWIN) for s in seeds]
+    assert plan.grpo_run(plan.runs[0]).params()["variant"] == toy
 
 
 def test_schema_names_the_key_of_an_unknown_variant(default_config):
@@ -213,10 +234,3 @@ def test_schema_takes_two_kl_as_a_variant_and_a_fixed_point_run(default_config):
     bad = copy.deepcopy(default_config)
     bad["train"]["two_kl_alpha"] = 1.0  # alpha in (0, 1)
     assert [k for k, _ in cfg.schema_errors(bad)] == [["train", "two_kl_alpha"]]
-
-
-def test_schema_without_the_record_refuses_it(default_config):
-    assert "toy" not in load_schema()["$defs"]["fp_kind"]["pattern"]
-    bad = copy.deepcopy(default_config)
-    bad["variants"] = ["toy"]
-    assert [k for k, _ in cfg.schema_errors(bad)] == [["variants", 0]]

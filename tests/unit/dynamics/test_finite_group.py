@@ -8,22 +8,24 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import finite_group as fg
 from grpo_repro.dynamics import fixed_points as fxp
 from grpo_repro.dynamics import maps as dyn
 
 EPS = 1e-5
+DR = reg.get("dr_grpo")  # the mean-only advantage (Sec. 5)
 
 
 @pytest.mark.parametrize("g", [2, 3, 8, 64, 4096])
 def test_dr_weights_are_g_minus_1_over_g_times_population(g):
     p = np.linspace(0.0, 1.0, 101)
-    w_p, w_m = fg.weights(p, g, EPS, mean_only=True)
+    w_p, w_m = fg.weights(p, g, EPS, DR)
     c = (g - 1) / g
     tol = 1e-11  # rounding of a sum of G Binomial terms (~2e-12 at G = 4096)
     assert np.max(np.abs(w_p - c * (1 - p))) < tol
     assert np.max(np.abs(w_m - c * p)) < tol
-    assert np.max(np.abs(fg.omega(p, g, EPS, mean_only=True) - c)) < tol
+    assert np.max(np.abs(fg.omega(p, g, EPS, DR) - c)) < tol
 
 
 def test_g2_by_hand():
@@ -65,7 +67,7 @@ def test_derivative_matches_central_differences(g):
     h = 1e-5
     fd = (fg.omega_logit(x + h, g, EPS) - fg.omega_logit(x - h, g, EPS)) / (2 * h)
     assert np.max(np.abs(fg.domega_dlogit(x, g, EPS) - fd)) < 1e-7
-    assert np.max(np.abs(fg.domega_dlogit(x, g, EPS, mean_only=True))) < 1e-12  # constant
+    assert np.max(np.abs(fg.domega_dlogit(x, g, EPS, DR))) < 1e-12  # constant
 
 
 def test_h_g_fixed_points_and_dr_step():

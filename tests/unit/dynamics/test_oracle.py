@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import oracle as orc
 from grpo_repro.dynamics import oracle_sgd as osg
 
@@ -107,7 +108,7 @@ def test_surrogate_gradient_matches_finite_differences(problem):
     log_old = orc.log_normalise(problem.log_pi_ref + 0.3 * rng.normal(size=problem.shape))
     idx = osg.sample_outcomes(rng, log_old, 8)
     r = problem.reward[np.arange(problem.shape[0])[:, None], idx]
-    adv, _ = osg.group_advantage(r, EPS, mean_only=False)
+    adv, _ = osg.group_advantage(r, EPS, reg.get("grpo"))
     theta = log_old + 0.05 * rng.normal(size=problem.shape)
     for clip in (None, 0.2):
         for kl in ("exact", "k3"):
@@ -124,10 +125,10 @@ def test_surrogate_gradient_matches_finite_differences(problem):
 
 def test_degenerate_groups_carry_no_signal():
     r = np.array([[0, 0, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0]], float)
-    adv, p_hat = osg.group_advantage(r, EPS, mean_only=False)
+    adv, p_hat = osg.group_advantage(r, EPS, reg.get("grpo"))
     assert np.all(adv[:2] == 0) and np.all(adv[2] != 0)
     assert adv[2, 0] == pytest.approx(0.75 / np.sqrt(0.25 * 0.75 + EPS))
-    adv_dr, _ = osg.group_advantage(r, EPS, mean_only=True)
+    adv_dr, _ = osg.group_advantage(r, EPS, reg.get("dr_grpo"))
     np.testing.assert_allclose(adv_dr[2], [0.75, -0.25, -0.25, -0.25])
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import expit, logit
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import fixed_points as fxp
 from grpo_repro.dynamics import maps as dyn
 from grpo_repro.dynamics import oracle as orc
@@ -44,7 +45,7 @@ def test_gibbs_kl_is_the_kl_of_the_gibbs_policy():
     rng = np.random.default_rng(0)
     for beta in (0.3, 1.0, 4.0):
         p_prev = rng.uniform(0.05, 0.95, 20)
-        lp = orc.gibbs_step(prob.log_pi_ref, prob.reward, p_prev, beta, EPS, mean_only=False)
+        lp = orc.gibbs_step(prob.log_pi_ref, prob.reward, p_prev, beta, EPS, reg.get("grpo"))
         kl = np.sum(np.exp(lp) * (lp - prob.log_pi_ref), axis=1)
         np.testing.assert_allclose(
             prd.gibbs_kl(orc.pos(lp, prob.reward), prob.p_ref), kl, rtol=1e-10

@@ -108,7 +108,7 @@ def test_two_kl_recurrence_numeric_fails_for_a_wrong_library(monkeypatch):
     assert fails(check)
     monkeypatch.setattr(orc, "two_kl_anchor", anchor)
     gibbs = orc.gibbs_step
-    monkeypatch.setattr(orc, "gibbs_step", lambda la, r, p, b, e, m: gibbs(la, r, p, b, 2 * e, m))
+    monkeypatch.setattr(orc, "gibbs_step", lambda la, r, p, b, e, v: gibbs(la, r, p, b, 2 * e, v))
     assert fails(check)
 
 

@@ -41,10 +41,10 @@ def failing() -> set:
     return out
 
 
-def _population_weights(x, group_size, eps, mean_only=False):
+def _population_weights(x, group_size, eps, v=None):
     """Mutant: the population weights (eq. 4 / Sec. 5) in place of w+_G, w-_G."""
     p = expit(np.asarray(x, float))
-    if mean_only:
+    if v is not None and v.mean_only:
         return 1 - p, p
     return dyn.w_plus(p, eps), dyn.w_minus(p, eps)
 
@@ -72,8 +72,8 @@ MUTANTS = [
         _source(
             fg,
             (
-                "_, a_minus = group_advantages(j, group_size, eps, mean_only)",
-                "_, a_minus = group_advantages(j + 1, group_size, eps, mean_only)",
+                "_, a_minus = group_advantages(j, group_size, eps, v)",
+                "_, a_minus = group_advantages(j + 1, group_size, eps, v)",
             ),
         ),
         {"fg.brute_force_weights", "fg.oracle_stationary"},

@@ -9,6 +9,7 @@ Each check returns (key path, message[, related key paths]); nothing here reads 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
@@ -23,9 +24,19 @@ SCHEMA_PATH = Path(str(resources.files("grpo_repro") / "schemas" / "config.schem
 
 
 def load_schema() -> dict:
-    """The configuration's JSON schema (schemas/config.schema.yaml, complete on disk: its names
-    written out, no defaults: config/config.yaml holds every value)."""
-    return yaml.safe_load(SCHEMA_PATH.read_text())
+    """The configuration's JSON schema (schemas/config.schema.yaml; no defaults: config/config.yaml
+    holds every value), with the variant names of the registry's records (grpo_repro.variants, read
+    now: a new record is accepted without an edit here or in the schema)."""
+    schema = yaml.safe_load(SCHEMA_PATH.read_text())
+    trained = reg.names(trained=True)
+    defs = schema["$defs"]
+    defs["variant"]["enum"] = list(trained)
+    defs["one_anchor"]["enum"] = [n for n in trained if not reg.get(n).two_kl]
+    estimators = schema["properties"]["train"]["properties"]["kl_estimator"]["enum"]
+    defs["fp_kind"]["pattern"] = "^({})/({})$".format(
+        "|".join(map(re.escape, trained)), "|".join(map(re.escape, estimators))
+    )
+    return schema
 
 
 def _lookup(data, keys):

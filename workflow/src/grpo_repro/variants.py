@@ -11,14 +11,18 @@ A variant is fixed by two choices (docs/theory.md Sec. 2-3):
 Every stage reads this module: the PoS maps, the oracle and the fixed points (grpo_repro.dynamics),
 the trainer (grpo_repro.train.trl_variant.trl_settings), the figures, the report's overlay, the
 fixed-point stage. Each record is a file of its own, variant_records/<name>.yaml (data, not code):
-a new variant is one more file plus its name in the config schema's three variant lines
-(schemas/config.schema.yaml, held equal to the records by tests/unit/test_variants.py), and the workflow reruns only the jobs that read that record (workflow/rules/common.smk
-`code(..., variants=)`). A record says what a variant does, never how it looks: labels and colours
-live in grpo_repro.style, which only plots read, so a recolour reruns plot jobs only. VARIANTS
-holds the records in their `order`;
-lookups read VARIANTS at call time, so a test may extend it. Output files list the variants in it.
-Callers ask the record what its anchor implies (`ref_anchored`, `prev_anchored`, `two_kl`,
-`kl_terms`, `fixed_point_beta`, `kl_weights`) rather than compare anchor names.
+a new variant that combines an existing anchor and advantage is that one file (the config schema
+reads its name from the registry, grpo_repro.config_checks.load_schema; grpo_repro.style draws an
+unlisted variant in a colour of its own), and the workflow reruns only the jobs that read that
+record (workflow/rules/common.smk `code(..., variants=)`). A record says what a variant does, never
+how it looks: labels and colours live in grpo_repro.style, which only plots read, so a recolour
+reruns plot jobs only. VARIANTS holds the records in their `order`; lookups read VARIANTS at call
+time, so a test may extend it (tests/unit/test_variants.py's fixture). Output files list the
+variants in it. Callers pass the record itself (`v`) down to where its choices act, the advantage's
+weights (grpo_repro.dynamics.oracle.weights, finite_group, oracle_sgd.group_advantage, TRL's
+scale_rewards) and the anchor's map, and ask it what its anchor implies (`ref_anchored`,
+`prev_anchored`, `two_kl`, `kl_terms`, `fixed_point_beta`, `kl_weights`) rather than pass flags or
+compare names.
 """
 
 from __future__ import annotations

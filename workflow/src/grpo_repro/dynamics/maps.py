@@ -34,8 +34,6 @@ from grpo_repro.dynamics import finite_group as fg
 #: names of the registry's variants (grpo_repro.variants) at import, for callers that list them;
 #: `step_logit` dispatches on the record's anchor and normalisation, read at call time
 VARIANTS = reg.names()
-#: variants with mean-only normalisation A = r - p (Dr. GRPO): Omega = 1
-MEAN_ONLY = tuple(v.name for v in reg.VARIANTS if v.mean_only)
 
 
 def _check_eps(eps):
@@ -112,9 +110,10 @@ def _shift(base, incr):
     return np.where(np.isinf(base), base, out)
 
 
-def increment_logit(x, beta, eps, group_size=None, mean_only=False):
-    """Omega(sigma(x))/beta (mean_only: 1/beta); at a finite group size G, Omega_G(sigma(x))/beta
-    (mean_only: (1 - 1/G)/beta), dynamics.finite_group."""
+def increment_logit(x, beta, eps, group_size=None, v=None):
+    """Omega(sigma(x))/beta of variant v's advantage (None: eq. (4); mean-only: 1/beta); at a
+    finite group size G, Omega_G(sigma(x))/beta (mean-only: (1 - 1/G)/beta), dynamics.finite_group."""
+    mean_only = v is not None and v.mean_only
     beta = np.asarray(beta, float)
     x = np.asarray(x, float)
     if group_size is None:
@@ -180,7 +179,7 @@ def step_logit(variant, x_prev, p_ref, beta, eps, alpha=None, delta_r=0.0, group
     beta = np.asarray(beta, float)
     x_prev = np.asarray(x_prev, float)
     l_ref = _safe_logit(p_ref)
-    incr = increment_logit(x_prev, beta, eps, group_size, mean_only=v.mean_only)
+    incr = increment_logit(x_prev, beta, eps, group_size, v)
     if v.ref_anchored:
         return _shift(l_ref, incr)
     if v.prev_anchored:

@@ -111,16 +111,17 @@ def pos(log_pi: np.ndarray, reward: np.ndarray) -> np.ndarray:
     return np.clip(np.sum(np.exp(log_pi) * reward, axis=-1), 0.0, 1.0)
 
 
-def weights(p: np.ndarray, eps: float, mean_only: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(w+, w-) at p: eq. (4) smoothed whitening, or mean-only (Dr. GRPO) 1-p, p."""
-    if mean_only:
+def weights(p: np.ndarray, eps: float, v: reg.Variant) -> tuple[np.ndarray, np.ndarray]:
+    """(w+, w-) at p of variant v's advantage: eq. (4) smoothed whitening, or mean-only (Dr. GRPO)
+    1-p, p."""
+    if v.mean_only:
         return 1.0 - p, p
     return dyn.w_plus(p, eps), dyn.w_minus(p, eps)
 
 
-def advantage_table(reward: np.ndarray, p: np.ndarray, eps: float, mean_only: bool) -> np.ndarray:
-    """a(q, o) = w+(p_q) 1{r=1} - w-(p_q) 1{r=0} (the weighted contrastive reward)."""
-    wp, wm = weights(p, eps, mean_only)
+def advantage_table(reward: np.ndarray, p: np.ndarray, eps: float, v: reg.Variant) -> np.ndarray:
+    """a(q, o) = w+(p_q) 1{r=1} - w-(p_q) 1{r=0} (the weighted contrastive reward of variant v)."""
+    wp, wm = weights(p, eps, v)
     return wp[:, None] * reward - wm[:, None] * (1.0 - reward)
 
 
@@ -173,10 +174,10 @@ def gibbs_step(
     p_prev: np.ndarray,
     beta: float,
     eps: float,
-    mean_only: bool,
+    v: reg.Variant,
 ) -> np.ndarray:
-    """Thm 8: log pi_n = log anchor + a/beta - log Z."""
-    a = advantage_table(reward, p_prev, eps, mean_only)
+    """Thm 8: log pi_n = log anchor + a/beta - log Z (a: variant v's advantage)."""
+    a = advantage_table(reward, p_prev, eps, v)
     return log_normalise(log_anchor + a / beta)
 
 
@@ -194,7 +195,6 @@ def exact_iterations(
     Returns log_pi (n+1, Q, K), p (n+1, Q) and delta_r (n, Q) (Delta_R of step n; zeros unless
     two-KL)."""
     v = reg.get(variant)
-    mean_only = v.mean_only
     two_kl = v.two_kl
     log_pi = problem.log_pi_ref if log_pi0 is None else log_pi0
     out = np.empty((n_iter + 1,) + problem.shape)
@@ -205,7 +205,7 @@ def exact_iterations(
         if two_kl:
             dr[n - 1] = delta_r(problem.log_pi_ref, log_pi, problem.reward, alpha)
         anchor = anchor_of(variant, problem.log_pi_ref, log_pi, alpha)
-        log_pi = gibbs_step(anchor, problem.reward, p_prev, beta, eps, mean_only)
+        log_pi = gibbs_step(anchor, problem.reward, p_prev, beta, eps, v)
         out[n] = log_pi
     return dict(log_pi=out, p=pos(out, problem.reward), delta_r=dr)
 
@@ -294,14 +294,14 @@ def optimiser_iterations(
 ) -> np.ndarray:
     """Iterates of the independent optimiser, chained on its own previous iterate and PoS
     (log pi, shape (n+1, Q, K)); never uses the closed form."""
-    mean_only = reg.get(variant).mean_only
+    v = reg.get(variant)
     log_pi = problem.log_pi_ref if log_pi0 is None else log_pi0
     out = np.empty((n_iter + 1,) + problem.shape)
     out[0] = log_pi
     for n in range(1, n_iter + 1):
         p_prev = pos(log_pi, problem.reward)
-        adv = advantage_table(problem.reward, p_prev, eps, mean_only)
-        terms = reg.get(variant).kl_terms(problem.log_pi_ref, log_pi, alpha)
+        adv = advantage_table(problem.reward, p_prev, eps, v)
+        terms = v.kl_terms(problem.log_pi_ref, log_pi, alpha)
         log_pi = maximise_objective(adv, terms, beta, pi0=np.exp(log_pi))
         out[n] = log_pi
     return out
@@ -318,13 +318,13 @@ def tv(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
 
 def one_step_targets(problem, log_pi_sgd, variant, beta, eps, alpha=None) -> np.ndarray:
     """T pi~_{n-1} for n = 1..N (N, Q, K): the exact update applied to the parametric iterate."""
-    mean_only = reg.get(variant).mean_only
+    v = reg.get(variant)
     out = np.empty((len(log_pi_sgd) - 1,) + problem.shape)
     for n in range(1, len(log_pi_sgd)):
         prev = log_pi_sgd[n - 1]
         anchor = orc.anchor_of(variant, problem.log_pi_ref, prev, alpha)
         p_prev = orc.pos(prev, problem.reward)
-        out[n - 1] = orc.gibbs_step(anchor, problem.reward, p_prev, beta, eps, mean_only)
+        out[n - 1] = orc.gibbs_step(anchor, problem.reward, p_prev, beta, eps, v)
     return out
 
 

@@ -53,11 +53,11 @@ def sample_outcomes(rng: np.random.Generator, log_pi: np.ndarray, G: int) -> np.
     return np.minimum(idx, log_pi.shape[1] - 1)
 
 
-def group_advantage(r: np.ndarray, eps: float, mean_only: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(A (Q,G), p_hat (Q,)): smoothed whitened advantage, or mean-only r - p_hat."""
+def group_advantage(r: np.ndarray, eps: float, v: reg.Variant) -> tuple[np.ndarray, np.ndarray]:
+    """(A (Q,G), p_hat (Q,)) of variant v: smoothed whitened advantage, or mean-only r - p_hat."""
     p_hat = r.mean(axis=1)
     centred = r - p_hat[:, None]
-    if mean_only:
+    if v.mean_only:
         return centred, p_hat
     return centred / np.sqrt(p_hat * (1 - p_hat) + eps)[:, None], p_hat
 
@@ -121,7 +121,7 @@ def run(problem: Problem, s: SGDSettings) -> dict:
     if s.optimizer not in ("sgd", "adam"):
         raise ValueError(f"optimizer must be sgd or adam, got {s.optimizer!r}")
     rng = np.random.default_rng(s.seed)
-    mean_only = reg.get(s.variant).mean_only
+    variant = reg.get(s.variant)
     q, k = problem.shape
     theta = problem.log_pi_ref.copy()
     m = np.zeros_like(theta)
@@ -138,9 +138,9 @@ def run(problem: Problem, s: SGDSettings) -> dict:
         log_old = log_normalise(theta)
         idx = sample_outcomes(rng, log_old, s.G)
         r = problem.reward[rows, idx]
-        adv, p_hat = group_advantage(r, s.smoothing_eps, mean_only)
+        adv, p_hat = group_advantage(r, s.smoothing_eps, variant)
         degenerate[n] = np.mean(((p_hat == 0) | (p_hat == 1))[counted])
-        anchors = reg.get(s.variant).kl_terms(problem.log_pi_ref, log_old, s.alpha)
+        anchors = variant.kl_terms(problem.log_pi_ref, log_old, s.alpha)
         n_clip = 0
         for _ in range(s.mu):
             _, grad, nc = surrogate(theta, idx, adv, log_old, anchors, s.beta, s.clip_eps, s.kl)

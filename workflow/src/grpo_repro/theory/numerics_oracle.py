@@ -29,6 +29,7 @@ import sympy as sp
 from scipy.optimize import fsolve
 from scipy.special import expit
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import fixed_points as fxp
 from grpo_repro.dynamics import kl_estimators as kle
 from grpo_repro.dynamics import maps as dyn
@@ -46,6 +47,7 @@ SEC = "numerics (grpo_repro.dynamics, oracle)"
 
 _WEIGHTS: dict = {}
 _ADV = sp.lambdify(sp.symbols("r q e"), wts.advantage(*sp.symbols("r q e")), "numpy")
+GRPO = reg.get("grpo")  # eq. (4)'s advantage, the one the paper's proofs use
 
 
 def _weights_reference(p, eps, mean_only):
@@ -78,7 +80,8 @@ def oracle_gibbs_step(ctx: Context) -> Outcome:
         alpha = float(rng.uniform(0.1, 0.9))
         p_prev, p_ref = orc.pos(prev, prob.reward), prob.p_ref
         for v in dyn.VARIANTS:
-            mean_only = v in dyn.MEAN_ONLY
+            rec = reg.get(v)
+            mean_only = rec.mean_only
             for eps in (0.0, float(log_uniform(rng, 1e-6, 0.1, 1)[0])):
                 if eps == 0 and (mean_only or v.startswith("two_kl")):
                     continue
@@ -86,7 +89,7 @@ def oracle_gibbs_step(ctx: Context) -> Outcome:
                 dr = orc.delta_r(prob.log_pi_ref, prev, prob.reward, alpha) if a else 0.0
                 anchor = orc.anchor_of(v, prob.log_pi_ref, prev, a)
                 with np.errstate(invalid="ignore"):  # eps = 0 controls: 0/0 advantage
-                    nxt = orc.gibbs_step(anchor, prob.reward, p_prev, beta, eps, mean_only)
+                    nxt = orc.gibbs_step(anchor, prob.reward, p_prev, beta, eps, rec)
                 got = orc.pos(nxt, prob.reward)
                 with np.errstate(divide="ignore"):
                     x = np.log(p_prev) - np.log1p(-p_prev)
@@ -99,7 +102,7 @@ def oracle_gibbs_step(ctx: Context) -> Outcome:
                     errs.append(np.abs(got[ctrl] - p_ref[ctrl]))
                 n_pts += int((~ctrl).sum())
                 # the weights themselves (a constant shift of the tilt leaves the step unchanged)
-                wp, wm = orc.weights(p_prev[~ctrl], eps, mean_only)
+                wp, wm = orc.weights(p_prev[~ctrl], eps, rec)
                 ref_p, ref_m = _weights_reference(p_prev[~ctrl], eps, mean_only)
                 errs += [np.abs(wp - ref_p), np.abs(wm - ref_m)]
                 if a:
@@ -181,9 +184,9 @@ def clipped_surrogate(ctx: Context, fd_tol: float = 1e-6) -> Outcome:
         # the group advantage fed to it: eq. (4) at the group's p_hat (Dr.: r - p_hat)
         r = prob.reward[rows, idx]
         eps = float(log_uniform(rng, 1e-6, 0.1, 1)[0])
-        for mean_only in (False, True):
-            got, p_hat = sgd.group_advantage(r, eps, mean_only)
-            ref = r - p_hat[:, None] if mean_only else _ADV(r, p_hat[:, None], eps)
+        for rec in (GRPO, reg.get("dr_grpo")):
+            got, p_hat = sgd.group_advantage(r, eps, rec)
+            ref = r - p_hat[:, None] if rec.mean_only else _ADV(r, p_hat[:, None], eps)
             errs.append(np.abs(got - ref).max(axis=1))
     return numeric_outcome(
         np.concatenate(errs),
@@ -209,7 +212,7 @@ def _expanding_case():
     tilde[0] = np.log([[0.008, 0.992]])
     for n in range(1, n_iter + 1):
         p_prev = orc.pos(tilde[n - 1], prob.reward)
-        nxt = orc.gibbs_step(prob.log_pi_ref, prob.reward, p_prev, beta, eps, False)
+        nxt = orc.gibbs_step(prob.log_pi_ref, prob.reward, p_prev, beta, eps, GRPO)
         if n == 3:
             nxt = orc.log_normalise(nxt + np.array([[1e-3, 0.0]]))
         tilde[n] = nxt
@@ -245,7 +248,7 @@ def thm10_delta(ctx: Context) -> Outcome:
         for _ in range(4):
             anchor = orc.anchor_of(v, pr.log_pi_ref, til[-1], a)
             p_prev = orc.pos(til[-1], pr.reward)
-            target = orc.gibbs_step(anchor, pr.reward, p_prev, b, e, v in dyn.MEAN_ONLY)
+            target = orc.gibbs_step(anchor, pr.reward, p_prev, b, e, reg.get(v))
             til.append(orc.log_normalise(target + rng.normal(0, 0.05, target.shape)))
             own_tv.append(0.5 * np.sum(np.abs(np.exp(til[-1]) - np.exp(target)), axis=-1))
         til = np.array(til)
@@ -275,7 +278,7 @@ def _gradient(theta, log_ref, reward, beta, eps, ratio=True):
     lp = kle.log_softmax(theta)
     pi = np.exp(lp)
     p = float(np.sum(pi * reward))
-    a = orc.advantage_table(reward[None], np.array([p]), eps, False)[0]
+    a = orc.advantage_table(reward[None], np.array([p]), eps, GRPO)[0]
     return pi * (a - np.sum(pi * a)) - beta * kle.estimator_grad(theta, log_ref, ratio=ratio), p
 
 
@@ -303,7 +306,7 @@ def stationary_points(ctx: Context) -> Outcome:
                 n_far += 1
                 continue
             lp = orc.gibbs_step(
-                prob.log_pi_ref, prob.reward, np.array([fp.p_star]), beta, eps, False
+                prob.log_pi_ref, prob.reward, np.array([fp.p_star]), beta, eps, GRPO
             )[0]
             g, p = _gradient(lp, log_ref, reward, beta, eps)
             errs += [float(np.max(np.abs(g))), abs(p - fp.p_star)]
@@ -319,7 +322,7 @@ def stationary_points(ctx: Context) -> Outcome:
         fps = [f.p_star for f in fxp.fixed_points(beta, p_ref, eps)]
         for _ in range(3):
             start = orc.gibbs_step(
-                prob.log_pi_ref, prob.reward, rng.uniform(0, 1, 1), beta, eps, False
+                prob.log_pi_ref, prob.reward, rng.uniform(0, 1, 1), beta, eps, GRPO
             )[0]
             start = start + rng.normal(0, 0.3, k)  # a random policy near the Gibbs family
             t0 = start[:-1] - start[-1]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import fixed_points as fxp
 from grpo_repro.dynamics import maps as dyn
 from grpo_repro.dynamics import oracle as orc
@@ -140,7 +141,7 @@ def library_numeric(ctx: Context) -> Outcome:
     rng, n = ctx.rng, ctx.n_random
     prob = orc.make_problem(n, 6, seed=int(rng.integers(1 << 30)), controls=False)
     b, e = log_uniform(rng, 0.1, 10, n), log_uniform(rng, 1e-5, 1e-1, n)
-    adv = orc.advantage_table(prob.reward, rng.uniform(0.01, 0.99, n), 0.0, mean_only=True)
+    adv = orc.advantage_table(prob.reward, rng.uniform(0.01, 0.99, n), 0.0, reg.get("dr_grpo"))
     log_pi = orc.log_normalise(prob.log_pi_ref + adv * rng.uniform(-5, 5, (n, 1)))
     kl = np.sum(np.exp(log_pi) * (log_pi - prob.log_pi_ref), axis=1)
     err_kl = np.abs(prd.gibbs_kl(orc.pos(log_pi, prob.reward), prob.p_ref) - kl) / np.maximum(1, kl)

@@ -16,6 +16,7 @@ import numpy as np
 import sympy as sp
 from scipy.special import logsumexp
 
+from grpo_repro import variants as reg
 from grpo_repro.dynamics import maps as dyn
 from grpo_repro.dynamics import oracle as orc
 
@@ -217,7 +218,8 @@ def two_kl_recurrence_numeric(ctx: Context) -> Outcome:
         old = orc.perturbed_policy(prob, int(rng.integers(1 << 30)), scale=2.0)
         a, b, e = rng.uniform(0.05, 0.95), 10 ** rng.uniform(-1, 1), 10 ** rng.uniform(-4, 0)
         rhs = thm9(odds(old, s), odds(ref, s), a, b, e, renyi_reference(ref, old, rew, a))
-        new = orc.gibbs_step(orc.two_kl_anchor(ref, old, a), rew, orc.pos(old, rew), b, e, False)
+        anchor = orc.two_kl_anchor(ref, old, a)
+        new = orc.gibbs_step(anchor, rew, orc.pos(old, rew), b, e, reg.get("two_kl"))
         dr = orc.delta_r(ref, old, rew, a)
         step = dyn.step_logit("two_kl", odds(old, s), prob.p_ref, b, e, alpha=a, delta_r=dr)
         err.append(np.maximum(abs(odds(new, s) - rhs), abs(step - rhs)) / np.maximum(1, abs(rhs)))
