@@ -23,7 +23,7 @@ def main(sm) -> None:
     if not zeros:  # pi_ref solved every screened prompt: nothing to train on
         return write(sm, {"prompts": 0, "samples": 0, "successes": 0, "steps": steps}, {})
     # TRL draws whole batches of train.prompts_per_step prompts: fewer zeros are repeated
-    records = zeros * math.ceil(run.train.prompts_per_step / len(zeros))
+    records = zeros * math.ceil(run.train["prompts_per_step"] / len(zeros))
     with gpus.acquire(gpus.requested(sm.resources)):
         check_device(run.sections)
         import torch
@@ -47,7 +47,7 @@ def main(sm) -> None:
     record = {
         **check.record(),
         "prompts": len(zeros),
-        "visits_per_prompt": counter.samples / run.train.num_generations / len(zeros),
+        "visits_per_prompt": counter.samples / run.train["num_generations"] / len(zeros),
         "steps": steps,
     }
     write(sm, record, summary)

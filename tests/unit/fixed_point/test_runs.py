@@ -125,7 +125,9 @@ def test_train_overrides_change_only_the_sweep_keys(default_config):
     assert run.params() == {**base.params(), "train": {**base.params()["train"], **out}}
     assert run.seed == 3 and run.data_seed == default_config["seed"]
     assert "seeds" not in run.params()["train"] and "two_kl_alpha" not in run.params()["train"]
-    assert grpo_run(default_config, "two_kl", 3, train_overrides=two_kl).train.two_kl_alpha == 0.5
+    assert (
+        grpo_run(default_config, "two_kl", 3, train_overrides=two_kl).train["two_kl_alpha"] == 0.5
+    )
     with pytest.raises(ValueError, match="seeds"):
         grpo_run(default_config, "grpo", 3, train_overrides={"seeds": [3]})
 

@@ -202,7 +202,7 @@ def test_report_to_reaches_the_run_outside_its_settings(calls):
     (a, b) = calls["run"]
     assert a.report_to == "tensorboard" and b.report_to == "wandb"
     assert a == b and a.params() == b.params()  # neither in the params nor the fingerprint
-    assert not hasattr(a.train, "report_to") and "report_to" not in a.params()["train"]
+    assert "report_to" not in a.train and "report_to" not in a.params()["train"]
 
 
 def test_several_cpu_processes_launch_accelerate(calls):

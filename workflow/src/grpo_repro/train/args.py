@@ -2,7 +2,7 @@
 TRL's defaults drifted from the paper (beta=0, loss_type=dapo, ...), so nothing is inherited.
 
 grpo_args reads one run (grpo_repro.train.run_settings.GRPORun): its train settings
-(`run.train.beta`, ...), variant and GRPO seed, and its runtime fields, which never change
+(`run.train["beta"]`, ...), variant and GRPO seed, and its runtime fields, which never change
 results: the experiment tracker (`run.report_to`, train.report_to) and, in vllm_mode server, the
 address of the job's vLLM server (`run.server_url`, `run.group_port`, set by
 grpo_repro.train.launch.launch). The resume fingerprint (grpo_repro.train.grpo.fingerprint) reads
@@ -46,9 +46,9 @@ def grpo_args(
     use_cpu: bool = True,
 ) -> tuple[dict, dict]:
     """(GRPOConfig kwargs, extra settings) of `run` with every hyperparameter explicit."""
-    train, section, variant = run.train, run.sections["train"], run.variant
-    settings = trl_settings(variant, train.advantage, train.two_kl_alpha)
-    if uses_server(section) and not run.server_url:
+    train, variant = run.train, run.variant
+    settings = trl_settings(variant, train["advantage"], train.get("two_kl_alpha"))
+    if uses_server(train) and not run.server_url:
         raise ValueError(
             "train.vllm_mode server: the run has no vLLM server address (run.server_url); "
             "launch the run with grpo_repro.train.launch.launch, which starts the server"
@@ -58,8 +58,8 @@ def grpo_args(
         # optimisation (AdamW: TRL's and transformers' default, stated)
         optim="adamw_torch_fused",
         optim_args=None,
-        learning_rate=train.learning_rate,
-        lr_scheduler_type=train.lr_schedule,
+        learning_rate=train["learning_rate"],
+        lr_scheduler_type=train["lr_schedule"],
         warmup_steps=0,
         weight_decay=0.0,
         adam_beta1=0.9,
@@ -71,19 +71,19 @@ def grpo_args(
         neftune_noise_alpha=None,  # no noise on the embeddings
         max_steps=total_steps,
         num_train_epochs=1,
-        per_device_train_batch_size=per_device_batch(section, devices),
-        gradient_accumulation_steps=train.grad_accum,
-        steps_per_generation=train.grad_accum,
+        per_device_train_batch_size=per_device_batch(train, devices),
+        gradient_accumulation_steps=train["grad_accum"],
+        steps_per_generation=train["grad_accum"],
         # the paper's objective (Sec. 2)
-        beta=train.beta,
-        use_bias_correction_kl=train.kl_estimator
+        beta=train["beta"],
+        use_bias_correction_kl=train["kl_estimator"]
         == "k3_ratio",  # k3 x pi/pi_old: grad KL(pi || pi_ref)
-        epsilon=train.clip_eps,
-        epsilon_high=train.clip_eps,
+        epsilon=train["clip_eps"],
+        epsilon_high=train["clip_eps"],
         delta=None,  # no upper clip of the ratio for negative advantages (two-sided clipping only)
-        num_iterations=train.num_iterations,
-        num_generations=train.num_generations,
-        loss_type=train.loss_type,
+        num_iterations=train["num_iterations"],
+        num_generations=train["num_generations"],
+        loss_type=train["loss_type"],
         scale_rewards=settings["scale_rewards"],
         sync_ref_model=settings["sync_ref_model"],
         ref_model_mixup_alpha=settings["ref_model_mixup_alpha"],
@@ -98,11 +98,11 @@ def grpo_args(
         use_adaptive_entropy=False,
         off_policy_mask_threshold=None,  # no off-policy sequence masking
         # the LM head's precision under bf16 autocast (train.lm_head_fp32; the paper's TRL: bf16)
-        cast_lm_head_to_fp32=train.lm_head_fp32,
+        cast_lm_head_to_fp32=train["lm_head_fp32"],
         router_aux_loss_coef=None,  # dense models: no MoE auxiliary loss
         # generation
-        max_completion_length=train.max_completion_length,
-        temperature=train.temperature,
+        max_completion_length=train["max_completion_length"],
+        temperature=train["temperature"],
         top_p=1.0,
         top_k=0,
         min_p=None,
@@ -113,11 +113,11 @@ def grpo_args(
         use_transformers_continuous_batching=False,
         use_transformers_paged=False,
         chat_template_kwargs=None,  # prompts are rendered strings (grpo_repro.data.sets)
-        use_vllm=train.use_vllm,
+        use_vllm=train["use_vllm"],
         # colocate: vLLM inside each training process | server: the job's vLLM server on its own
         # GPU (grpo_repro.train.vllm_server), which generates for every process (TRL's main
         # process gathers the prompts, asks the server, and scatters the completions)
-        vllm_mode=train.vllm_mode,
+        vllm_mode=train["vllm_mode"],
         vllm_server_base_url=run.server_url,  # None: unused (colocate)
         vllm_group_port=int(GROUP_PORT if run.group_port is None else run.group_port),
         vllm_server_timeout=SERVER_TIMEOUT_S,
@@ -131,13 +131,13 @@ def grpo_args(
         shuffle_dataset=True,
         logging_steps=1,
         save_strategy="steps",
-        save_steps=train.save_steps,
+        save_steps=train["save_steps"],
         save_total_limit=1,
         report_to=[] if run.report_to == "none" else [run.report_to],  # logging only
         disable_tqdm=False,
         log_completions=False,
         use_cpu=use_cpu,
-        bf16=train.bf16,
+        bf16=train["bf16"],
         fp16=False,
         tf32=None,
         torch_compile=False,
@@ -150,17 +150,17 @@ def grpo_args(
     )
     extra = {
         "variant": variant,
-        "kl_estimator": train.kl_estimator,
-        "advantage": train.advantage,
+        "kl_estimator": train["kl_estimator"],
+        "advantage": train["advantage"],
         "paper_advantage": settings["paper_advantage"],
-        "smoothing_eps": train.smoothing_eps if settings["paper_advantage"] else None,
+        "smoothing_eps": train["smoothing_eps"] if settings["paper_advantage"] else None,
         "devices": devices,
         # the loss's log-probs at logits / this (PaperGRPOTrainer.use_logprob_temperature)
-        "logprob_temperature": train.temperature
-        if train.logprob_temperature is None
-        else train.logprob_temperature,
+        "logprob_temperature": train["temperature"]
+        if train["logprob_temperature"] is None
+        else train["logprob_temperature"],
     }
     if "kl_weights" in settings:  # two-KL variants only: the other variants' settings never change
-        extra["two_kl_alpha"] = float(train.two_kl_alpha)
+        extra["two_kl_alpha"] = float(train["two_kl_alpha"])
         extra["kl_weights"] = list(settings["kl_weights"])
     return kwargs, extra

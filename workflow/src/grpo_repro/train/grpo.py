@@ -152,7 +152,7 @@ def train(
             make_checkpoint_callback(ckpt_dir, set(steps[1:]), tokenizer, marker),
             *callbacks,
         ],
-        fast={} if run.train.fast_step else None,
+        fast={} if run.train["fast_step"] else None,
     )
     final_log = work_dir / FINAL_LOG
     if done < steps[-1]:
@@ -202,7 +202,7 @@ def fingerprint(run: GRPORun, ref_path, steps, records) -> dict:
         "variant": run.variant,
         "seed": int(run.seed),
         "steps": list(steps),
-        "train": run.train.as_dict(),  # no train.seeds (this run: `seed`), no report_to
+        "train": run.train,  # no train.seeds (this run: `seed`), no report_to
         "answer_mode": run.answer_mode,
         "prompts_sha256": prompts.hexdigest(),
         "ref": ref,

@@ -1,11 +1,13 @@
 """What one GRPO run reads (Sec. 2 objective, Sec. 6 experiment): one typed, frozen object per
 (variant, GRPO seed), built once from the validated configuration (`grpo_run`) and handed from the
 rule (its params, `GRPORun.params`) through the job's script, grpo_repro.train.launch and
-grpo_repro.train.grpo down to TRL's GRPOConfig (grpo_repro.train.args.grpo_args).
+grpo_repro.train.grpo down to TRL's GRPOConfig (grpo_repro.train.args.grpo_args). A setting has one
+representation all the way: its key in the configuration's `train:` section (the schema states its
+type, config/config.yaml its meaning), read by key where it acts (`run.train["beta"]`).
 
 Result-relevant fields (params, equality): the variant, the GRPO seed, the data seed, the reward's
-answer mode, the train section (TrainSettings: every key of config `train:` but the list of GRPO
-seeds and the tracker) and, with train.use_vllm, the vllm section. The resume fingerprint
+answer mode, the train section (every key of config `train:` but the list of GRPO seeds and the
+tracker, in the configuration's order) and, with train.use_vllm, the vllm section. The resume fingerprint
 (grpo_repro.train.grpo.fingerprint) reads variant, GRPO seed, answer mode and train section; the
 data seed reaches it through the prompts and pi_ref's weights.
 Runtime fields never change results: the experiment tracker (train.report_to, a speed-only key,
@@ -27,52 +29,9 @@ from dataclasses import dataclass, field
 
 from grpo_repro import variants as reg
 
-#: train keys that are not a run's TrainSettings: the GRPO seeds (a run has one: GRPORun.seed)
+#: train keys that are not a run's train section: the GRPO seeds (a run has one: GRPORun.seed)
 #: and the tracker (speed only: GRPORun.report_to)
-
-
 NOT_TRAIN_SETTINGS = ("seeds", "report_to")
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    """A run's train section (config/config.yaml `train:`), typed. As a section (`as_dict`, what
-    params, run.json and the helpers that read a train section by key get) two_kl_alpha is a key
-    only when set (two-KL runs): the other variants' section, and so their resume fingerprint,
-    never holds it."""
-
-    beta: float  # KL coefficient beta (paper: 0.1)
-    kl_estimator: str  # TRL's per-token KL estimate: k3 (reverse KL's gradient) | k3_ratio
-    clip_eps: float  # clipping range of the ratio (paper: 0.2)
-    smoothing_eps: float  # variance smoothing eps of the paper's advantage (eq. 4)
-    advantage: str  # paper: (r-p)/sqrt(p(1-p)+eps) (eq. 4) | trl: TRL's (r-mean)/(std+1e-4)
-    loss_type: str  # token aggregation of the loss, every variant's: grpo | dr_grpo | bnpo | dapo
-    learning_rate: float  # AdamW learning rate (paper: 5e-6 for the 0.5B model)
-    lr_schedule: str  # learning-rate schedule (the paper states none)
-    num_iterations: int  # mu: gradient steps per sampled batch (TRL num_iterations; paper: 10)
-    num_generations: int  # G: completions per prompt (paper: 16)
-    prompts_per_step: int  # prompts per optimizer step (= per-device batch x accum x devices / G)
-    devices: int  # training processes (GPUs); > 1 launches with `accelerate launch` (paper: 7)
-    on_pool: bool  # false: the training split, once per epoch | true: the pool data.train_pool
-    grad_accum: int  # gradient accumulation steps (paper: 4)
-    max_completion_length: int  # completion length in tokens (paper: "context length 200")
-    temperature: float  # sampling temperature during training (paper: 0.1)
-    logprob_temperature: float | None  # the loss's log-probs at logits / this; None: temperature
-    max_steps: int | None  # optimizer steps; None = one epoch of the training prompts
-    save_steps: int  # checkpoint every this many optimizer steps (step 0 = pi_ref)
-    bf16: bool  # bf16 weights (GPU only)
-    lm_head_fp32: bool  # with bf16: the LM head in float32 (TRL's cast_lm_head_to_fp32)
-    use_vllm: bool  # vLLM generation (on vllm.platform)
-    vllm_mode: str  # with use_vllm: colocate (engine in each training process) | server (+1 GPU)
-    fast_step: bool  # true: batched sampler, shared-prefix log-probs (same loss) | false: TRL's
-    two_kl_alpha: float | None = None  # two-KL variant's alpha (Lemma 2, Thm 9); None: not two-KL
-
-    def as_dict(self) -> dict:
-        """The train section, in field order (two_kl_alpha only when set)."""
-        out = dataclasses.asdict(self)
-        if self.two_kl_alpha is None:
-            del out["two_kl_alpha"]
-        return out
 
 
 @dataclass(frozen=True)
@@ -83,7 +42,10 @@ class GRPORun:
     seed: int  # the GRPO seed (train.seeds): sampling and the order of prompts
     data_seed: int  # the data / pi_ref seed (config `seed`, or a replicate's)
     answer_mode: str  # the reward's answer extraction (data.answer_mode)
-    train: TrainSettings  # the train section of this run
+    # the train section of this run: config `train:` without NOT_TRAIN_SETTINGS, two_kl_alpha only
+    # for a two-KL variant (the other variants' section, and so their resume fingerprint, never
+    # holds it)
+    train: dict
     vllm: dict | None = None  # the vllm section (where the engine runs), only with train.use_vllm
     # runtime: never changes results (not in equality, params or the fingerprint)
     report_to: str = field(default="none", compare=False)  # experiment tracker (train.report_to)
@@ -96,7 +58,7 @@ class GRPORun:
         gpus.vllm_platform, preflight.check_device, the train helpers): train, and vllm when it
         generates with vLLM."""
         vllm = {"vllm": self.vllm} if self.vllm is not None else {}
-        return {"train": self.train.as_dict(), **vllm}
+        return {"train": dict(self.train), **vllm}
 
     def params(self) -> dict:
         """Every result-relevant field as plain builtins. Snakemake tracks a rule's params (its
@@ -107,7 +69,7 @@ class GRPORun:
             "seed": self.seed,
             "data_seed": self.data_seed,
             "answer_mode": self.answer_mode,
-            "train": self.train.as_dict(),
+            "train": dict(self.train),
         }
         if self.vllm is not None:  # runs generating without vLLM never read it
             out["vllm"] = dict(self.vllm)
@@ -119,7 +81,7 @@ class GRPORun:
         configuration (grpo_repro.report.summary, grpo_repro.report.overlay.train_params)."""
         out = {
             "seed": self.data_seed,
-            "train": self.train.as_dict(),
+            "train": dict(self.train),
             "data": {"answer_mode": self.answer_mode},
         }
         if self.vllm is not None:
@@ -134,7 +96,7 @@ class GRPORun:
             seed=d["seed"],
             data_seed=d["data_seed"],
             answer_mode=d["answer_mode"],
-            train=TrainSettings(**d["train"]),
+            train=dict(d["train"]),
             vllm=dict(d["vllm"]) if d.get("vllm") is not None else None,
             **runtime,
         )
@@ -171,20 +133,18 @@ def grpo_run(
     `seed`); train_overrides: train keys this run changes (the fixed-point studies:
     grpo_repro.fixed_point.runs.train_overrides)."""
     train = {k: v for k, v in config["train"].items() if k not in NOT_TRAIN_SETTINGS}
-    unknown = sorted(
-        set(train_overrides or {}) - {f.name for f in dataclasses.fields(TrainSettings)}
-    )
+    unknown = sorted(set(train_overrides or {}) - set(train))
     if unknown:
         raise ValueError(f"train_overrides: {unknown} are not a run's train settings")
     train.update(train_overrides or {})
-    if not reg.get(variant).two_kl:
-        train["two_kl_alpha"] = None
+    if not reg.get(variant).two_kl or train["two_kl_alpha"] is None:
+        del train["two_kl_alpha"]
     return GRPORun(
         variant=variant,
         seed=int(seed),
         data_seed=int(config["seed"] if data_seed is None else data_seed),
         answer_mode=config["data"]["answer_mode"],
-        train=TrainSettings(**train),
+        train=train,
         vllm=dict(config["vllm"]) if train["use_vllm"] else None,
         report_to=config["train"].get("report_to", "none"),
     )
