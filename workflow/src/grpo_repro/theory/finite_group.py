@@ -55,7 +55,8 @@ DR_MAX_G = 12
 BRUTE_MAX_G = 10
 #: the oracle's stationary PoS must differ from the population p* by at least this much
 DISCRIMINATION = 1e-4
-#: the two advantages of the paper: eq. (4)'s whitened one, and Dr. GRPO's mean-only one (Sec. 5)
+#: the library's records of the paper's two advantages: eq. (4)'s whitened one (grpo) and Dr. GRPO's
+#: mean-only one (Sec. 5); the brute-force references below take the choice as the theory states it
 GRPO, DR_GRPO = reg.get("grpo"), reg.get("dr_grpo")
 
 p = sp.Symbol("p", positive=True)
@@ -191,26 +192,25 @@ def dr_law(ctx: Context) -> Outcome:
 # ----------------------------------------------------------------------------- brute force
 
 
-def trainer_advantages(reward: np.ndarray, eps: float, v: reg.Variant) -> np.ndarray:
+def trainer_advantages(reward: np.ndarray, eps: float, mean_only: bool) -> np.ndarray:
     """Advantages of groups (rows of `reward`, shape (n, G)) as the trainer computes them: TRL's
     A0 = r - mean of the group, rescaled by grpo_repro.train.trl_variant.paper_advantage (eq. 4 at the
-    group's own p_hat, biased spread) unless variant v's is mean-only (Dr. GRPO: TRL's scale_rewards
-    none)."""
+    group's own p_hat, biased spread) unless mean_only (Dr. GRPO: TRL's scale_rewards none)."""
     import torch
 
     from grpo_repro.train.trl_variant import paper_advantage
 
     r = torch.as_tensor(reward, dtype=torch.float64)
     adv0 = (r - r.mean(dim=1, keepdim=True)).reshape(-1)
-    out = adv0 if v.mean_only else paper_advantage(adv0, r.shape[1], eps)
+    out = adv0 if mean_only else paper_advantage(adv0, r.shape[1], eps)
     return out.reshape(r.shape).numpy()
 
 
-def brute_force_weights(pp: np.ndarray, g: int, eps: float, v: reg.Variant):
+def brute_force_weights(pp: np.ndarray, g: int, eps: float, mean_only: bool):
     """(w+_G, w-_G) at each p by enumerating the 2^G reward vectors of a group: E[A_i r_i] / p and
     -E[A_i (1 - r_i)] / (1-p), averaged over the G samples i (exchangeable)."""
     r = np.array(list(itertools.product((0.0, 1.0), repeat=g)))
-    a = trainer_advantages(r, eps, v)
+    a = trainer_advantages(r, eps, mean_only)
     k = r.sum(axis=1)
     prob = pp[:, None] ** k * (1 - pp[:, None]) ** (g - k)  # (n_p, 2^G)
     succ = (a * r).sum(axis=1) / g
@@ -233,9 +233,9 @@ def brute_force(ctx: Context, max_g: int = BRUTE_MAX_G) -> Outcome:
     for g in range(2, max_g + 1):
         for eps in (ctx.smoothing_eps, float(log_uniform(rng, 1e-4, 0.1, 1)[0])):
             pp = rng.uniform(0.01, 0.99, n_p)
-            for v in (GRPO, DR_GRPO):
+            for v, mean_only in ((GRPO, False), (DR_GRPO, True)):
                 got = fg.weights(pp, g, eps, v)
-                ref = brute_force_weights(pp, g, eps, v)
+                ref = brute_force_weights(pp, g, eps, mean_only)
                 errs += [np.abs(x - y) / np.maximum(1, np.abs(y)) for x, y in zip(got, ref)]
                 n_pts += n_p
     return numeric_outcome(
@@ -266,10 +266,10 @@ class ExpectedUpdate:
     all K^G groups o_1..o_G ~ pi (exact sum) of (1/G) sum_i A_i grad log pi(o_i), A from each
     group's own statistics (trainer_advantages, stop-gradient), minus beta grad KL(pi || pi_ref)."""
 
-    def __init__(self, log_ref, reward, g: int, beta_: float, eps: float, v: reg.Variant):
+    def __init__(self, log_ref, reward, g: int, beta_: float, eps: float, mean_only: bool):
         self.log_ref, self.g, self.beta = log_ref, g, beta_
         self.groups = np.array(list(itertools.product(range(len(reward)), repeat=g)))
-        self.adv = trainer_advantages(reward[self.groups], eps, v)
+        self.adv = trainer_advantages(reward[self.groups], eps, mean_only)
 
     def advantage_mass(self, theta) -> np.ndarray:
         """c(o) = E[(1/G) sum_i A_i 1{o_i = o}] = pi(o) E[A_1 | o_1 = o]."""
@@ -290,11 +290,11 @@ class ExpectedUpdate:
         return self.log_ref + c / np.exp(kle.log_softmax(theta)) / self.beta
 
 
-def stationary_pos(log_ref, reward, g: int, beta_: float, eps: float, v: reg.Variant):
+def stationary_pos(log_ref, reward, g: int, beta_: float, eps: float, mean_only: bool):
     """(PoS, max |gradient|) at the zero of the expected update reached from pi_ref: damped
     fixed-point iteration theta <- (theta + gibbs_target(theta))/2 from log pi_ref (the exact GRPO
     iteration, halved), then Newton's polish (fsolve, softmax gauge theta_K = 0)."""
-    up = ExpectedUpdate(log_ref, reward, g, beta_, eps, v)
+    up = ExpectedUpdate(log_ref, reward, g, beta_, eps, mean_only)
     theta = log_ref.copy()
     for _ in range(2000):
         new = kle.log_softmax(0.5 * (theta + up.gibbs_target(theta)))
@@ -340,9 +340,7 @@ def oracle_stationary(ctx: Context, n_cases: int = 50) -> Outcome:
     for i in range(n_cases):
         log_ref, reward = _prompt(rng, int(k[i]))
         pr[i] = np.exp(log_ref) @ reward
-        p_stat[i], grad[i] = stationary_pos(
-            log_ref, reward, int(g[i]), b[i], eps, DR_GRPO if dr[i] else GRPO
-        )
+        p_stat[i], grad[i] = stationary_pos(log_ref, reward, int(g[i]), b[i], eps, bool(dr[i]))
     l_ref = np.log(pr) - np.log1p(-pr)
     p_g = expit(l_ref + (1 - 1 / g) / b)  # Dr. GRPO: fg.dr_weights' closed form
     p_pop = expit(l_ref + 1 / b)

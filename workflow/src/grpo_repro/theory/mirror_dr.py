@@ -23,7 +23,9 @@ beta = sp.Symbol("beta", positive=True)
 L = sp.Symbol("L", real=True)  # logit p_ref
 n = sp.Symbol("n", integer=True, nonnegative=True)
 PREF = sp.Symbol("p_ref", positive=True)
-MEAN_ONLY = ("dr_grpo", "mirror_dr")
+#: the paper's mean-only variants (Dr. GRPO, Sec. 5), as the theory names them: its checks hold the
+#: library's variant records to these, never read them
+MEAN_ONLY = ("dr_grpo", "mirror_dr", "two_kl_dr")
 
 
 def anchor_pos(variant: str, p_prev, p_ref):

@@ -29,7 +29,6 @@ import numpy as np
 import sympy as sp
 from scipy.special import expit
 
-from grpo_repro import variants as reg
 from grpo_repro.dynamics import fixed_points as fxp
 from grpo_repro.dynamics import maps as dyn
 
@@ -114,7 +113,7 @@ def _edge_cases():
                 if p not in (0.0, 1.0) and pr not in (0.0, 1.0):
                     continue  # interior: num.recurrences_vs_symbolic
                 for eps in EDGE_EPS:
-                    if eps == 0 and reg.get(v).mean_only:
+                    if eps == 0 and v in md.MEAN_ONLY:
                         continue  # mean-only weights have no eps
                     for beta in EDGE_BETA:
                         yield v, p, pr, eps, beta

@@ -37,6 +37,7 @@ from grpo_repro.dynamics import oracle as orc
 from grpo_repro.dynamics import oracle_sgd as sgd
 
 from . import gibbs as gb
+from . import mirror_dr as md
 from . import two_kl as tk
 from . import weights as wts
 from .core import Context, Outcome, log_uniform, numeric_outcome, register
@@ -80,8 +81,7 @@ def oracle_gibbs_step(ctx: Context) -> Outcome:
         alpha = float(rng.uniform(0.1, 0.9))
         p_prev, p_ref = orc.pos(prev, prob.reward), prob.p_ref
         for v in dyn.VARIANTS:
-            rec = reg.get(v)
-            mean_only = rec.mean_only
+            rec, mean_only = reg.get(v), v in md.MEAN_ONLY  # the library's record; the theory's
             for eps in (0.0, float(log_uniform(rng, 1e-6, 0.1, 1)[0])):
                 if eps == 0 and (mean_only or v.startswith("two_kl")):
                     continue
@@ -184,9 +184,9 @@ def clipped_surrogate(ctx: Context, fd_tol: float = 1e-6) -> Outcome:
         # the group advantage fed to it: eq. (4) at the group's p_hat (Dr.: r - p_hat)
         r = prob.reward[rows, idx]
         eps = float(log_uniform(rng, 1e-6, 0.1, 1)[0])
-        for rec in (GRPO, reg.get("dr_grpo")):
-            got, p_hat = sgd.group_advantage(r, eps, rec)
-            ref = r - p_hat[:, None] if rec.mean_only else _ADV(r, p_hat[:, None], eps)
+        for v in ("grpo", "dr_grpo"):
+            got, p_hat = sgd.group_advantage(r, eps, reg.get(v))
+            ref = r - p_hat[:, None] if v in md.MEAN_ONLY else _ADV(r, p_hat[:, None], eps)
             errs.append(np.abs(got - ref).max(axis=1))
     return numeric_outcome(
         np.concatenate(errs),
